@@ -1,0 +1,88 @@
+"""Parameter declarations for built-in checks, checked in pure Python before any Spark work.
+
+A check class lists its parameters in ``params_spec``; the rule parser uses it to refuse
+unknown keys (listing the valid ones), missing required keys and values of the wrong type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = [
+    "BOOL",
+    "MAPPING",
+    "NUMBER",
+    "ORDERED",
+    "SCALAR_LIST",
+    "STRING",
+    "STRING_LIST",
+    "STRING_MAP",
+    "THRESHOLD",
+    "WHOLE",
+    "Kind",
+    "Param",
+]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of value: a predicate plus the words used when a value is not of this kind."""
+
+    describe: str
+    accepts: Callable[[Any], bool]
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_nonempty_string(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(_is_nonempty_string(v) for v in value)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool, dt.date))
+
+
+STRING = Kind("a non-empty string", _is_nonempty_string)
+STRING_LIST = Kind("a non-empty list of column names", _is_string_list)
+NUMBER = Kind("a number", _is_number)
+WHOLE = Kind("a whole number >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+# Range bounds may be numbers, or dates/timestamps written as ISO strings.
+ORDERED = Kind(
+    "a number, or a date/timestamp such as '2024-01-31'",
+    lambda v: _is_number(v) or isinstance(v, (dt.date, dt.datetime)) or _is_nonempty_string(v),
+)
+THRESHOLD = Kind("a threshold string such as '< 5%' (or a plain number)", lambda v: _is_number(v) or _is_string(v))
+BOOL = Kind("true or false", lambda v: isinstance(v, bool))
+MAPPING = Kind("an object", lambda v: isinstance(v, dict))
+STRING_MAP = Kind(
+    "an object of column name to type name",
+    lambda v: isinstance(v, dict) and len(v) > 0 and all(_is_nonempty_string(k) and _is_nonempty_string(t) for k, t in v.items()),
+)
+SCALAR_LIST = Kind(
+    "a non-empty list of values",
+    lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_scalar(x) for x in v),
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a check."""
+
+    kind: Kind
+    required: bool = False
+    default: Any = None

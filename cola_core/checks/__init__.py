@@ -1,0 +1,64 @@
+"""The built-in checks, and the base class for custom ones."""
+
+from __future__ import annotations
+
+from cola_core.checks.base import BaseCheck
+from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, RowCountCheck, UniqueCheck
+from cola_core.checks.metrics import (
+    ColumnStatCheck,
+    DistinctMetricCheck,
+    FreshnessCheck,
+    InvalidMetricCheck,
+    MissingMetricCheck,
+)
+from cola_core.checks.schema import SchemaCheck
+from cola_core.checks.sql import SqlCheck
+from cola_core.result import CheckResult
+
+__all__ = [
+    "BUILTIN_CHECKS",
+    "METRIC_TYPES",
+    "BaseCheck",
+    "CheckResult",
+    "ColumnStatCheck",
+    "DistinctMetricCheck",
+    "FreshnessCheck",
+    "InvalidMetricCheck",
+    "MissingMetricCheck",
+    "NotNullCheck",
+    "RangeCheck",
+    "RegexCheck",
+    "RowCountCheck",
+    "SchemaCheck",
+    "SqlCheck",
+    "UniqueCheck",
+]
+
+# The metrics a rule can name as its type (and as "metric" in the legacy "check" wrapper).
+METRIC_TYPES: dict[str, type[BaseCheck]] = {
+    "row_count": RowCountCheck,
+    "distinct_count": DistinctMetricCheck,
+    "duplicate_count": DistinctMetricCheck,
+    "duplicate_percent": DistinctMetricCheck,
+    "missing_count": MissingMetricCheck,
+    "missing_percent": MissingMetricCheck,
+    "invalid_count": InvalidMetricCheck,
+    "invalid_percent": InvalidMetricCheck,
+    "min": ColumnStatCheck,
+    "max": ColumnStatCheck,
+    "avg": ColumnStatCheck,
+    "mean": ColumnStatCheck,
+    "sum": ColumnStatCheck,
+    "stddev": ColumnStatCheck,
+    "freshness": FreshnessCheck,
+}
+
+BUILTIN_CHECKS: dict[str, type[BaseCheck]] = {
+    "not_null": NotNullCheck,
+    "unique": UniqueCheck,
+    "range": RangeCheck,
+    "regex": RegexCheck,
+    "schema": SchemaCheck,
+    "sql": SqlCheck,
+    **METRIC_TYPES,
+}

@@ -1,0 +1,221 @@
+"""SODA-style metric rules: a number measured over the DataFrame, judged by thresholds.
+
+The metric is the rule's type (``{"type": "missing_percent", ...}``). A rule has ``must_be``
+(the pass condition) and an optional ``warn``: a value that meets ``must_be`` but not
+``warn`` is a warn, which keeps ``passed=True``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from cola_core._format import format_number
+from cola_core._params import STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.checks.base import BaseCheck
+from cola_core.checks.validity import (
+    MISSING_PARAMS,
+    VALIDITY_PARAMS,
+    invalid_condition,
+    missing_condition,
+    validate_validity,
+)
+from cola_core.errors import ColaRuleError
+from cola_core.result import CheckResult
+from cola_core.thresholds import Threshold, parse_threshold
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = [
+    "AGGREGATE_METRICS",
+    "ColumnStatCheck",
+    "DistinctMetricCheck",
+    "FreshnessCheck",
+    "InvalidMetricCheck",
+    "MissingMetricCheck",
+    "judge_metric",
+    "threshold_of",
+]
+
+_JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD)}
+
+
+def threshold_of(value: Any) -> Threshold:
+    """A threshold from a rule value; a plain number means equality."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = format_number(value)
+    return parse_threshold(value)
+
+
+def judge_metric(check: BaseCheck, label: str, value: float | None, failed_count: int = 1) -> CheckResult:
+    """Compare a measured value with ``must_be`` and ``warn``; ``None`` means nothing was measured.
+
+    Args:
+        failed_count: what to report as failed_count when the rule does not pass (the
+            offending rows for a row-level metric, 1 for a table-level one).
+    """
+    must_be = check.params["must_be"]
+    if value is None:
+        message = f"{label} measured nothing (no non-NULL values), so must_be ({must_be}) cannot be met"
+        return CheckResult(check.rule_type, False, message, 1, None)
+    shown = format_number(value)
+    if not threshold_of(must_be).accepts(value):
+        return CheckResult(check.rule_type, False, f"{label} = {shown} violates must_be ({must_be})", failed_count, value)
+    warn = check.params.get("warn")
+    if warn is not None and not threshold_of(warn).accepts(value):
+        return CheckResult(
+            check.rule_type, True, f"{label} = {shown} violates warn ({warn})", failed_count, value, "warn"
+        )
+    return CheckResult(check.rule_type, True, f"{label} = {shown} meets must_be ({must_be})", 0, value)
+
+
+def _percent(part: int, whole: int) -> float:
+    return 0.0 if whole == 0 else 100.0 * part / whole
+
+
+def _f():
+    from pyspark.sql import functions
+
+    return functions
+
+
+class _MetricCheck(BaseCheck):
+    """Shared parsing for metric rules: thresholds, and durations only for freshness."""
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        for key in ("must_be", "warn"):
+            if key in params and rule_type != "freshness" and threshold_of(params[key]).is_duration:
+                raise ColaRuleError(
+                    f"'{key}' ({params[key]}) uses a duration unit, which only a freshness rule measures; "
+                    "write a plain number"
+                )
+
+    @property
+    def label(self) -> str:
+        return self.render_code()
+
+    @property
+    def is_percent(self) -> bool:
+        return self.rule_type.endswith("_percent")
+
+
+class _RowMetricCheck(_MetricCheck):
+    """missing_* and invalid_*: they can point at rows, so they join the split."""
+
+    def condition(self, df: DataFrame) -> Column:
+        raise NotImplementedError
+
+    def violation(self, df: DataFrame) -> Column:
+        return self.condition(df)
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        F = _f()
+        return [F.count(F.lit(1)), F.count(F.when(self.condition(df), F.lit(1)))]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        rows, offending = int(values[0]), int(values[1])
+        value = _percent(offending, rows) if self.is_percent else offending
+        return judge_metric(self, self.label, value, offending)
+
+
+class MissingMetricCheck(_RowMetricCheck):
+    """``missing_count`` / ``missing_percent``: NULLs, plus any ``missing_values``."""
+
+    params_spec = {"column": Param(STRING, required=True), **_JUDGED, **MISSING_PARAMS}
+
+    def condition(self, df: DataFrame) -> Column:
+        return missing_condition(_f().col(self.params["column"]), self.params)
+
+
+class InvalidMetricCheck(_RowMetricCheck):
+    """``invalid_count`` / ``invalid_percent``: present values that break the validity config."""
+
+    params_spec = {"column": Param(STRING, required=True), **_JUDGED, **MISSING_PARAMS, **VALIDITY_PARAMS}
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        super().validate(params, rule_type)
+        validate_validity(params, rule_type)
+
+    def condition(self, df: DataFrame) -> Column:
+        return invalid_condition(_f().col(self.params["column"]), self.params)
+
+
+class DistinctMetricCheck(_MetricCheck):
+    """``distinct_count``, ``duplicate_count``, ``duplicate_percent`` over ``column(s)`` or the
+    whole row. NULL counts as one value, as in ``select(cols).distinct().count()``."""
+
+    params_spec = {"column": Param(STRING), "columns": Param(STRING_LIST), **_JUDGED}
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        super().validate(params, rule_type)
+        if "column" in params and "columns" in params:
+            raise ColaRuleError("give 'column' or 'columns', not both")
+
+    def key_columns(self, df: DataFrame) -> tuple[str, ...]:
+        if "column" in self.params:
+            return (self.params["column"],)
+        return tuple(self.params.get("columns") or df.columns)
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        F = _f()
+        return [F.count(F.lit(1))]
+
+    def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
+        return [self.key_columns(df)]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        rows, distinct = int(values[0]), int(values[1])
+        if self.rule_type == "distinct_count":
+            return judge_metric(self, self.label, distinct)
+        excess = rows - distinct
+        value = _percent(excess, rows) if self.is_percent else excess
+        return judge_metric(self, self.label, value, excess)
+
+
+_STAT_FUNCTIONS = {
+    "min": "min",
+    "max": "max",
+    "avg": "avg",
+    "mean": "avg",
+    "sum": "sum",
+    "stddev": "stddev_samp",
+}
+
+AGGREGATE_METRICS = tuple(_STAT_FUNCTIONS)
+
+
+class ColumnStatCheck(_MetricCheck):
+    """``min``, ``max``, ``avg`` (alias ``mean``), ``sum``, ``stddev`` (sample) over ``column``.
+
+    An all-NULL column or an empty DataFrame measures nothing, and the rule fails.
+    """
+
+    params_spec = {"column": Param(STRING, required=True), **_JUDGED}
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        F = _f()
+        function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
+        return [function(F.col(self.params["column"])).cast("double")]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        value = values[0]
+        return judge_metric(self, self.label, None if value is None else float(value))
+
+
+class FreshnessCheck(_MetricCheck):
+    """Seconds from ``current_timestamp()`` of the query to the newest value of ``column``."""
+
+    params_spec = {"column": Param(STRING, required=True), **_JUDGED}
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        F = _f()
+        newest = F.max(F.col(self.params["column"]).cast("timestamp"))
+        age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(newest)
+        return [age_micros]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        micros = values[0]
+        return judge_metric(self, self.label, None if micros is None else micros / 1_000_000)

@@ -1,0 +1,122 @@
+"""``sql``: free-form SQL over a temp view of the DataFrame (``_validation_df`` by default).
+
+Two modes, one per rule:
+
+- ``query``: returns a single boolean; the rule passes when it is true (write the invariant);
+- ``failed_rows``: returns the offending rows; the rule fails when any come back, and the
+  rows are on ``result.failed_rows``.
+
+The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement,
+because ``spark.sql`` executes DDL and DML the moment it is called.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Mapping
+
+from cola_core._params import MAPPING, STRING, Param
+from cola_core.checks.base import BaseCheck
+from cola_core.errors import ColaRuleError
+from cola_core.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["DEFAULT_VIEW", "SqlCheck", "check_read_only"]
+
+DEFAULT_VIEW = "_validation_df"
+
+_LITERALS = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`", re.DOTALL)
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+_WRITE_KEYWORDS = (
+    # The statement must start with SELECT or WITH; these catch a write hidden after a CTE.
+    "ALTER CACHE CREATE DELETE DROP GRANT INSERT LOAD MERGE MSCK REFRESH REVOKE TRUNCATE UNCACHE UPDATE"
+).split()
+_WRITE_PATTERN = re.compile(r"\b(" + "|".join(_WRITE_KEYWORDS) + r")\b", re.IGNORECASE)
+_VIEW_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_read_only(sql: str, key: str) -> None:
+    """Refuse anything but one ``SELECT`` or ``WITH`` statement."""
+    # Literals and comments may legitimately contain any word or ';', so look past them.
+    code = _COMMENTS.sub(" ", _LITERALS.sub("''", sql)).strip()
+    if code.endswith(";"):
+        code = code[:-1].rstrip()
+    if ";" in code:
+        raise ColaRuleError(f"'{key}' holds more than one statement; give a single SELECT or WITH query")
+    first = re.match(r"[(\s]*([A-Za-z]+)", code)
+    if not first or first.group(1).upper() not in ("SELECT", "WITH"):
+        found = first.group(1) if first else code[:20]
+        raise ColaRuleError(
+            f"'{key}' must be a read-only SELECT or WITH query, but starts with {found!r}; "
+            "Spark would run it as soon as it is parsed"
+        )
+    writer = _WRITE_PATTERN.search(code)
+    if writer:
+        raise ColaRuleError(
+            f"'{key}' contains {writer.group(1).upper()!r}, which is not allowed in a read-only query; "
+            "quote a column with that name in backticks"
+        )
+
+
+class SqlCheck(BaseCheck):
+    """Runs its own Spark action: the query is arbitrary SQL, so it cannot share the scan."""
+
+    params_spec = {
+        "query": Param(STRING),
+        "failed_rows": Param(STRING),
+        "error_message": Param(STRING),
+        "view_name": Param(STRING),
+        "output": Param(MAPPING),
+    }
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        modes = [key for key in ("query", "failed_rows") if key in params]
+        if len(modes) != 1:
+            problem = "uses both 'query' and 'failed_rows'" if modes else "needs 'query' or 'failed_rows'"
+            raise ColaRuleError(
+                f"{problem}; give exactly one: 'query' returns one boolean (true = pass), "
+                "'failed_rows' returns the offending rows"
+            )
+        check_read_only(params[modes[0]], modes[0])
+        view = params.get("view_name", DEFAULT_VIEW)
+        if not _VIEW_NAME.match(view):
+            raise ColaRuleError(f"'view_name' {view!r} must be a plain identifier such as '_validation_df'")
+        if "output" in params and "failed_rows" not in params:
+            raise ColaRuleError("'output' only applies with 'failed_rows' (there are no rows to write in query mode)")
+
+    def render_code(self) -> str:
+        return self.rule_type
+
+    def columns_used(self, df: DataFrame) -> list[str]:
+        return []
+
+    @property
+    def error_message(self) -> str:
+        return self.params.get("error_message", "SQL validation failed")
+
+    def run(self, df: DataFrame) -> CheckResult:
+        view = self.params.get("view_name", DEFAULT_VIEW)
+        df.createOrReplaceTempView(view)
+        spark = df.sparkSession
+        if "query" in self.params:
+            return self._run_query(spark)
+        failed_rows = spark.sql(self.params["failed_rows"])
+        failed = failed_rows.count()
+        if failed:
+            message = f"{self.error_message} ({failed} failed rows)"
+            return CheckResult(self.rule_type, False, message, failed, failed_rows=failed_rows)
+        return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)
+
+    def _run_query(self, spark: Any) -> CheckResult:
+        rows = spark.sql(self.params["query"]).take(2)
+        if len(rows) != 1 or len(rows[0]) != 1 or not isinstance(rows[0][0], (bool, type(None))):
+            shape = f"{len(rows)} row(s)" if len(rows) != 1 else f"{rows[0]!r}"
+            return CheckResult(
+                self.rule_type, False, f"sql: the query must return one boolean value, got {shape}", 1
+            )
+        if rows[0][0] is True:
+            return CheckResult(self.rule_type, True, "sql: invariant holds")
+        return CheckResult(self.rule_type, False, self.error_message, 1)

@@ -1,0 +1,72 @@
+"""``Cola``: the registry of rule types and the entry point for ``run`` and ``split``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from cola_core.checks import BUILTIN_CHECKS, BaseCheck
+from cola_core.errors import ColaError
+from cola_core.planner import run_block
+from cola_core.result import CheckResult
+from cola_core.rules import parse_rules
+from cola_core.split import ColaSplit, split_block
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["Cola"]
+
+
+class Cola:
+    """Measure DataFrames against rules, and split them into valid and invalid rows.
+
+    Args:
+        checks: the rule types to start with (name -> check class); the built-ins by default.
+        distinct_strategy: ``"separate"`` (default) computes each distinct column set in its own
+            aggregation; ``"inline"`` folds it into the block's single agg. See ``planner``.
+    """
+
+    def __init__(
+        self, checks: Mapping[str, type[BaseCheck]] | None = None, *, distinct_strategy: str = "separate"
+    ) -> None:
+        self._registry: dict[str, type[BaseCheck]] = {}
+        self.distinct_strategy = distinct_strategy
+        for name, cls in (BUILTIN_CHECKS if checks is None else checks).items():
+            self.register(name, cls)
+
+    def register(self, name: str, cls: type[BaseCheck], *, replace: bool = False) -> None:
+        """Make ``cls`` available as ``{"type": name}``.
+
+        Raises:
+            ColaError: when ``name`` is taken (unless ``replace=True``) or ``cls`` is not a check.
+        """
+        if not isinstance(name, str) or not name or name == "check":
+            raise ColaError(f"a check type must be a non-empty string other than 'check', got {name!r}")
+        if not (isinstance(cls, type) and issubclass(cls, BaseCheck)):
+            raise ColaError(f"{cls!r} is not a subclass of cola_core.checks.BaseCheck")
+        if name in self._registry and not replace:
+            raise ColaError(f"check type {name!r} is already registered; pass replace=True to override it")
+        self._registry[name] = cls
+
+    @property
+    def available(self) -> list[str]:
+        """Sorted registered types, including ``check`` (the legacy metric wrapper)."""
+        return sorted([*self._registry, "check"])
+
+    def parse(self, rules: Any) -> list[BaseCheck]:
+        """Validate a rule block without touching Spark; raises ``ColaRuleError``."""
+        return parse_rules(rules, self._registry)
+
+    def run(self, df: DataFrame, rules: Any) -> list[CheckResult]:
+        """One result per rule (after ``targets`` expansion), in order. Never raises for a
+        failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work."""
+        return run_block(df, self.parse(rules), self.distinct_strategy)
+
+    def split(self, df: DataFrame, rules: Any, annotate: str | None = None) -> ColaSplit:
+        """Partition ``df`` into ``ColaSplit(valid, invalid)`` by its row-level rules.
+
+        Args:
+            annotate: name of an ``array<string>`` column added to ``invalid`` with the codes of
+                the rules each row broke, in rule order.
+        """
+        return split_block(df, self.parse(rules), annotate)

@@ -1,0 +1,75 @@
+"""``CheckResult``: what one rule measured and what it concluded."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from cola_core.errors import ColaError
+
+__all__ = ["SEVERITIES", "CheckResult", "worst_severity"]
+
+SEVERITIES = ("pass", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one rule.
+
+    The positional order matches the custom-check examples: ``CheckResult("no_future_date",
+    False, "3 future dates", 3)``.
+
+    Attributes:
+        rule_type: the rule's type (a metric rule names its metric, never ``check``).
+        passed: ``True`` for pass and warn, ``False`` for fail.
+        message: human-readable detail.
+        failed_count: offending rows or problems (0 when the check passed cleanly).
+        metric_value: the number a metric rule measured (``None`` for other rules).
+        severity: ``pass``, ``warn`` or ``fail``; derived from ``passed`` when not given.
+        check_name: the ``name`` the rule was given, if any.
+        failed_rows: for a ``sql`` rule in ``failed_rows`` mode, the DataFrame of bad rows.
+            Never part of :meth:`to_dict`.
+        code: the rule's code, declared or rendered (``range(age,1,99)``, ``row_count``).
+    """
+
+    rule_type: str
+    passed: bool
+    message: str = ""
+    failed_count: int = 0
+    metric_value: float | None = None
+    severity: str | None = None
+    check_name: str | None = None
+    failed_rows: Any = field(default=None, compare=False, repr=False)
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.severity is None:
+            object.__setattr__(self, "severity", "pass" if self.passed else "fail")
+        elif self.severity not in SEVERITIES:
+            raise ColaError(f"severity must be one of {', '.join(SEVERITIES)}, got {self.severity!r}")
+
+    @property
+    def label(self) -> str:
+        return self.check_name or "check"
+
+    def __str__(self) -> str:
+        return f"[{self.severity.upper()}] {self.label}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-safe form used in XCom and results files (``failed_rows`` left out)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
+        """Rebuild a result from :meth:`to_dict`; unknown keys are an error."""
+        known = [f.name for f in dataclasses.fields(cls) if f.name != "failed_rows"]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ColaError(f"unknown CheckResult keys {unknown}; valid keys are {known}")
+        return cls(**data)
+
+
+def worst_severity(results: list[CheckResult]) -> str:
+    """``fail`` beats ``warn`` beats ``pass``; an empty list is a pass."""
+    return max((r.severity for r in results), key=SEVERITIES.index, default="pass")

@@ -1,0 +1,147 @@
+"""Parsing a rule block: legacy forms, ``targets`` expansion, parameter validation, codes.
+
+Everything here is pure Python and runs before any Spark work, so a malformed block fails
+fast and every error names the rule by position and type.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Iterator, Mapping, Sequence
+
+from cola_core._params import THRESHOLD
+from cola_core.checks import METRIC_TYPES, BaseCheck
+from cola_core.checks.metrics import threshold_of
+from cola_core.errors import ColaRuleError, ThresholdError
+
+__all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
+
+# Keys every rule may carry, whatever its type.
+COMMON_KEYS = ("type", "name", "code")
+# Keys that would make every expanded target share one identity or one destination.
+_PER_TARGET_ONLY = ("code", "output")
+
+
+def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[BaseCheck]:
+    """Turn a list of rule dicts into check instances, one per rule after ``targets`` expansion."""
+    if isinstance(rules, Mapping) or not isinstance(rules, Sequence) or isinstance(rules, (str, bytes)):
+        raise ColaRuleError(
+            f"rules must be a list of rule objects such as [{{\"type\": \"not_null\", \"columns\": [\"id\"]}}], "
+            f"got {type(rules).__name__}"
+        )
+    checks: list[BaseCheck] = []
+    for position, raw in enumerate(rules):
+        for target, rule in expand_rule(raw, position):
+            checks.append(_build(rule, registry, position, target))
+    return checks
+
+
+def expand_rule(raw: Any, position: int) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """Yield ``(target_index, rule)`` pairs: the rule itself, or one per entry in ``targets``."""
+    if not isinstance(raw, Mapping):
+        raise ColaRuleError(
+            f"each rule is an object with a 'type', e.g. {{\"type\": \"not_null\", \"columns\": [\"id\"]}}, "
+            f"got {type(raw).__name__}",
+            position=position,
+        )
+    rule = _normalise_legacy(dict(raw), position)
+    rule_type = rule["type"]
+    if "targets" not in rule:
+        yield None, rule
+        return
+    targets = rule.pop("targets")
+    where = {"position": position, "rule_type": rule_type}
+    if not isinstance(targets, list) or not targets:
+        raise ColaRuleError(
+            "'targets' must be a non-empty list of objects, e.g. [{\"column\": \"cpf\"}, {\"column\": \"cnpj\"}]",
+            **where,
+        )
+    for key in _PER_TARGET_ONLY:
+        if key in rule:
+            raise ColaRuleError(
+                f"'{key}' sits next to 'targets', so every expanded rule would share it; move it inside each target",
+                **where,
+            )
+    for index, target in enumerate(targets):
+        if not isinstance(target, Mapping):
+            raise ColaRuleError(f"a target must be an object, got {type(target).__name__}", target=index, **where)
+        for key, why in (("type", "one entry is one rule type"), ("targets", "targets cannot nest"),
+                         ("metric", "one entry is one metric")):
+            if key in target:
+                raise ColaRuleError(f"a target cannot carry '{key}' ({why})", target=index, **where)
+        yield index, {**rule, **target}
+
+
+def _normalise_legacy(rule: dict[str, Any], position: int) -> dict[str, Any]:
+    """Check the ``type`` and rewrite ``{"type": "check", "metric": m}`` as ``{"type": m}``."""
+    rule_type = rule.get("type")
+    if not isinstance(rule_type, str) or not rule_type:
+        shown = json.dumps(rule, default=str)[:80]
+        raise ColaRuleError(f"has no 'type' (a non-empty string); got {shown}", position=position)
+    if rule_type != "check":
+        return rule
+    metric = rule.pop("metric", None)
+    if not isinstance(metric, str) or metric not in METRIC_TYPES:
+        raise ColaRuleError(
+            f"unknown metric {metric!r}; a 'check' rule needs 'metric' set to one of "
+            f"{', '.join(sorted(METRIC_TYPES))} (or write the metric as the type)",
+            position=position,
+            rule_type="check",
+        )
+    rule["type"] = metric
+    return rule
+
+
+def _build(
+    rule: dict[str, Any], registry: Mapping[str, type[BaseCheck]], position: int, target: int | None
+) -> BaseCheck:
+    rule_type = rule["type"]
+    try:
+        cls = registry.get(rule_type)
+        if cls is None:
+            raise ColaRuleError(f"unknown rule type {rule_type!r}{_suggest(rule_type, registry)}; "
+                                f"known types are {', '.join(sorted(registry))}")
+        params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
+        name, code = rule.get("name"), rule.get("code")
+        for key, value in (("name", name), ("code", code)):
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}")
+        _check_params(cls, params)
+        cls.validate(params, rule_type)
+        check = cls(params, rule_type=rule_type, name=name, code=code)
+        check.position, check.target = position, target
+        return check
+    except ColaRuleError as error:
+        raise error.located(position=position, rule_type=rule_type, target=target) from None
+
+
+def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
+    spec = cls.params_spec
+    if spec is None:
+        return  # a custom check without a declaration accepts whatever its rules carry
+    valid = sorted([*spec, "name", "code"])
+    for key in params:
+        if key not in spec:
+            raise ColaRuleError(
+                f"unknown parameter {key!r}{_suggest(key, valid)}; valid parameters are {', '.join(valid)}"
+            )
+    for key, param in spec.items():
+        if key not in params:
+            if param.required:
+                raise ColaRuleError(f"missing required parameter {key!r}")
+            continue
+        value = params[key]
+        if not param.kind.accepts(value):
+            hint = " (it is always a list, even for one column)" if key == "columns" and isinstance(value, str) else ""
+            raise ColaRuleError(f"{key!r} must be {param.kind.describe}{hint}, got {value!r}")
+        if param.kind is THRESHOLD:
+            try:
+                threshold_of(value)
+            except ThresholdError as error:
+                raise ColaRuleError(f"{key!r} is not a valid threshold: {error}") from error
+
+
+def _suggest(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,217 @@
+"""The threshold language used by ``must_be``, ``warn`` and ``tolerance``.
+
+Three layers, in the manner of ``packaging.specifiers``: a tokenizer driven by a table of
+regexes, a recursive-descent parser whose functions carry their grammar rule, and frozen
+value objects that compare on one normalised key. Examples of the language::
+
+    > 0        <= 10       = 0        != 0        0   (a bare number means "= 0")
+    between 10 and 20      not between 1 and 2    (both ends inclusive)
+    < 5%       (the percent sign is cosmetic: the number is 5)
+    < 1d       <= 2h       > 30m      (durations, converted to seconds: s m h d w)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Iterator, NamedTuple
+
+from cola_core.errors import ThresholdError
+
+__all__ = ["DURATION_SECONDS", "Quantity", "Threshold", "parse_threshold"]
+
+DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+_COMPARISONS = (">=", "<=", "!=", "==", "=", ">", "<")
+
+# Order matters: longer operators before their prefixes, keywords before bare words.
+_TOKEN_TABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("WS", re.compile(r"\s+")),
+    ("OP", re.compile(r">=|<=|!=|==|=|>|<")),
+    ("NOT", re.compile(r"not\b", re.IGNORECASE)),
+    ("BETWEEN", re.compile(r"between\b", re.IGNORECASE)),
+    ("AND", re.compile(r"and\b", re.IGNORECASE)),
+    ("NUMBER", re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:%|[smhdw]\b)?", re.IGNORECASE)),
+)
+
+
+class _Token(NamedTuple):
+    kind: str
+    text: str
+    offset: int
+
+
+def _tokenize(text: str) -> Iterator[_Token]:
+    offset = 0
+    while offset < len(text):
+        for kind, pattern in _TOKEN_TABLE:
+            match = pattern.match(text, offset)
+            if match:
+                if kind != "WS":
+                    yield _Token(kind, match.group(), offset)
+                offset = match.end()
+                break
+        else:
+            raise ThresholdError(text, offset, f"unexpected {text[offset]!r}")
+    yield _Token("END", "", len(text))
+
+
+@dataclass(frozen=True, eq=False)
+class Quantity:
+    """A number as written, with its optional suffix (``%`` or a duration unit)."""
+
+    amount: Decimal
+    suffix: str = ""
+
+    @property
+    def value(self) -> float:
+        """The number in base units: seconds for a duration, the plain number otherwise."""
+        return float(self.amount * DURATION_SECONDS.get(self.suffix, 1))
+
+    @property
+    def is_duration(self) -> bool:
+        return self.suffix in DURATION_SECONDS
+
+    def __str__(self) -> str:
+        return f"{format(self.amount.normalize(), 'f')}{self.suffix}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class Threshold:
+    """A parsed threshold. Equal thresholds accept exactly the same values.
+
+    Attributes:
+        operator: one of ``> >= < <= = != between``, or ``not between``.
+        bounds: one quantity for a comparison, two for a range.
+    """
+
+    operator: str
+    bounds: tuple[Quantity, ...]
+
+    def accepts(self, value: float) -> bool:
+        """Whether a measured value meets the threshold."""
+        if self.operator in ("between", "not between"):
+            low, high = (bound.value for bound in self.bounds)
+            inside = low <= value <= high
+            return inside if self.operator == "between" else not inside
+        limit = self.bounds[0].value
+        return {
+            ">": value > limit,
+            ">=": value >= limit,
+            "<": value < limit,
+            "<=": value <= limit,
+            "=": value == limit,
+            "!=": value != limit,
+        }[self.operator]
+
+    @property
+    def is_duration(self) -> bool:
+        return any(bound.is_duration for bound in self.bounds)
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.operator, tuple(bound.value for bound in self.bounds))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Threshold) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        if len(self.bounds) == 2:
+            return f"{self.operator} {self.bounds[0]} and {self.bounds[1]}"
+        return f"{self.operator} {self.bounds[0]}"
+
+    def __repr__(self) -> str:
+        return f"<Threshold({str(self)!r})>"
+
+
+def parse_threshold(text: str) -> Threshold:
+    """Parse a threshold, raising :class:`ThresholdError` with a caret under the bad part.
+
+    threshold := comparison | range | quantity
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a threshold is a string, got {type(text).__name__}")
+    parser = _Parser(text)
+    threshold = parser.threshold()
+    parser.expect_end()
+    return threshold
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = list(_tokenize(text))
+        self.index = 0
+
+    @property
+    def current(self) -> _Token:
+        return self.tokens[self.index]
+
+    def _take(self) -> _Token:
+        token = self.current
+        self.index += 1
+        return token
+
+    def _fail(self, problem: str, token: _Token | None = None) -> ThresholdError:
+        token = token or self.current
+        return ThresholdError(self.text, token.offset, problem)
+
+    def threshold(self) -> Threshold:
+        """threshold := OP quantity | [NOT] BETWEEN quantity AND quantity | quantity"""
+        token = self.current
+        if token.kind == "OP":
+            self._take()
+            operator = "=" if token.text == "==" else token.text
+            return Threshold(operator, (self.quantity(),))
+        if token.kind in ("NOT", "BETWEEN"):
+            return self.range()
+        if token.kind == "NUMBER":
+            return Threshold("=", (self.quantity(),))
+        if token.kind == "END":
+            raise self._fail("the threshold is empty")
+        raise self._fail(f"expected a comparison such as '<' or 'between', got {token.text!r}")
+
+    def range(self) -> Threshold:
+        """range := [NOT] BETWEEN quantity AND quantity"""
+        operator = "between"
+        if self.current.kind == "NOT":
+            self._take()
+            operator = "not between"
+            if self.current.kind != "BETWEEN":
+                raise self._fail("expected 'between' after 'not'")
+        self._take()
+        low_token = self.current
+        low = self.quantity()
+        if self.current.kind != "AND":
+            raise self._fail("expected 'and' between the two bounds")
+        self._take()
+        high = self.quantity()
+        if low.value > high.value:
+            raise self._fail(f"the lower bound {low} is above the upper bound {high}", low_token)
+        return Threshold(operator, (low, high))
+
+    def quantity(self) -> Quantity:
+        """quantity := NUMBER ['%' | 's' | 'm' | 'h' | 'd' | 'w']"""
+        token = self.current
+        if token.kind != "NUMBER":
+            got = "the end" if token.kind == "END" else repr(token.text)
+            raise self._fail(f"expected a number, got {got}")
+        self._take()
+        text = token.text
+        suffix = ""
+        if text[-1] == "%" or text[-1].lower() in DURATION_SECONDS:
+            text, suffix = text[:-1], text[-1].lower()
+        return Quantity(Decimal(text), suffix)
+
+    def expect_end(self) -> None:
+        if self.current.kind != "END":
+            raise self._fail(f"unexpected {self.current.text!r} after the threshold")

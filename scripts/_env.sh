@@ -1,0 +1,42 @@
+# Shared by scripts/test and scripts/demo: make sure Java and the project's virtualenv exist.
+# Sourced, not run. The venv is rebuilt whenever constraints.txt or pyproject.toml change.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${COLA_VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3}"
+
+java_major() {
+  java -version 2>&1 | sed -n 's/.*version "\([0-9]*\)[."].*/\1/p' | head -n 1
+}
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "error: Java is not installed. PySpark 4 needs Java 17 or 21 (e.g. apt-get install openjdk-17-jre-headless)." >&2
+  exit 1
+fi
+major="$(java_major)"
+if [ -z "$major" ] || [ "$major" -lt 17 ]; then
+  echo "error: found Java ${major:-unknown}; PySpark 4 needs Java 17 or 21." >&2
+  exit 1
+fi
+
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "error: $PYTHON is missing or older than Python 3.10." >&2
+  exit 1
+fi
+
+stamp="$(cat "$ROOT/constraints.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.cola-stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "==> creating the virtualenv in $VENV (a few minutes the first time)" >&2
+  "$PYTHON" -m venv "$VENV"
+  log="$VENV/install.log"
+  # constraints.txt pins pyspark and pyspark-client to the same version: both write the
+  # same pyspark/ folder, and a mismatch leaves Python files and jars of different releases.
+  if ! { "$VENV/bin/python" -m pip install --upgrade pip \
+         && "$VENV/bin/python" -m pip install -c "$ROOT/constraints.txt" -e "$ROOT[airflow,test]"; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "error: installing the environment failed; the whole log is in $log" >&2
+    exit 1
+  fi
+  echo "$stamp" > "$VENV/.cola-stamp"
+fi
