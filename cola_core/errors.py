@@ -39,7 +39,7 @@ class ColaRuleError(ColaError, ValueError):
     @property
     def location(self) -> str:
         """Where the problem is, e.g. ``rules[2].targets[0] (regex)``."""
-        where = "rule" if self.position is None else f"rules[{self.position}]"
+        where = "rules" if self.position is None else f"rules[{self.position}]"
         if self.target is not None:
             where += f".targets[{self.target}]"
         if self.rule_type is not None:

@@ -27,7 +27,7 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
     """Turn a list of rule dicts into check instances, one per rule after ``targets`` expansion."""
     if isinstance(rules, Mapping) or not isinstance(rules, Sequence) or isinstance(rules, (str, bytes)):
         raise ColaRuleError(
-            f"rules must be a list of rule objects such as [{{\"type\": \"not_null\", \"columns\": [\"id\"]}}], "
+            f"must be a list of rule objects such as [{{\"type\": \"not_null\", \"columns\": [\"id\"]}}], "
             f"got {type(rules).__name__}"
         )
     checks: list[BaseCheck] = []
@@ -101,7 +101,7 @@ def _build(
         cls = registry.get(rule_type)
         if cls is None:
             raise ColaRuleError(f"unknown rule type {rule_type!r}{_suggest(rule_type, registry)}; "
-                                f"known types are {', '.join(sorted(registry))}")
+                                f"known types are {', '.join(sorted([*registry, 'check']))}")
         params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
         name, code = rule.get("name"), rule.get("code")
         for key, value in (("name", name), ("code", code)):

@@ -1,0 +1,247 @@
+"""Rule parsing: every malformed rule is a ColaRuleError naming its position and type,
+raised in pure Python before any Spark job."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cola_core import Cola, ColaRuleError
+from cola_core.checks import BUILTIN_CHECKS
+
+KNOWN = (
+    "avg, check, distinct_count, duplicate_count, duplicate_percent, freshness, invalid_count, invalid_percent, "
+    "max, mean, min, missing_count, missing_percent, not_null, range, regex, row_count, schema, sql, stddev, sum, unique"
+)
+HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
+
+MALFORMED = [
+    ("not a list", 'rules: must be a list of rule objects such as [{"type": "not_null", "columns": ["id"]}], got str'),
+    ({"type": "not_null"}, 'rules: must be a list of rule objects such as [{"type": "not_null", "columns": ["id"]}], got dict'),
+    ([1], 'rules[0]: each rule is an object with a \'type\', e.g. {"type": "not_null", "columns": ["id"]}, got int'),
+    ([{}], "rules[0]: has no 'type' (a non-empty string); got {}"),
+    (
+        [{"type": "row_count"}, {"type": "nul_null", "columns": ["a"]}],
+        f"rules[1] (nul_null): unknown rule type 'nul_null' (did you mean 'not_null'?); known types are {KNOWN}",
+    ),
+    (
+        [{"type": "not_null", "columns": "id"}],
+        "rules[0] (not_null): 'columns' must be a non-empty list of column names "
+        "(it is always a list, even for one column), got 'id'",
+    ),
+    ([{"type": "not_null"}], "rules[0] (not_null): missing required parameter 'columns'"),
+    (
+        [{"type": "not_null", "columns": ["a"], "colum": 1}],
+        "rules[0] (not_null): unknown parameter 'colum' (did you mean 'columns'?); valid parameters are code, columns, name",
+    ),
+    ([{"type": "not_null", "columns": ["a"], "name": ""}], "rules[0] (not_null): 'name' must be a non-empty string, got ''"),
+    (
+        [{"type": "range", "column": "a"}],
+        "rules[0] (range): needs at least one of 'min' or 'max', e.g. {\"type\": \"range\", \"column\": \"age\", \"min\": 0}",
+    ),
+    ([{"type": "range", "column": "a", "min": 5, "max": 1}], "rules[0] (range): 'min' (5) is greater than 'max' (1)"),
+    (
+        [{"type": "range", "column": "a", "min": "yesterday"}],
+        "rules[0] (range): 'min' is 'yesterday', which is neither a number nor an ISO date like '2024-01-31'",
+    ),
+    (
+        [{"type": "range", "column": "a", "min": float("nan")}],
+        "rules[0] (range): 'min' must be a number, or a date/timestamp such as '2024-01-31', got nan",
+    ),
+    (
+        [{"type": "regex", "column": "a", "pattern": "([a-z"}],
+        "rules[0] (regex): 'pattern' is not a valid regex (unterminated character set at position 1)\n    ([a-z\n     ^",
+    ),
+    (
+        [{"type": "missing_percent", "column": "a", "must_be": "< abc"}],
+        f"rules[0] (missing_percent): 'must_be' is not a valid threshold: unexpected 'a'; {HINT}\n    < abc\n      ^",
+    ),
+    (
+        [{"type": "missing_percent", "column": "a", "must_be": True}],
+        "rules[0] (missing_percent): 'must_be' must be a threshold string such as '< 5%' (or a plain number), got True",
+    ),
+    (
+        [{"type": "check", "metric": "avgg", "column": "a", "must_be": "> 1"}],
+        "rules[0] (check): unknown metric 'avgg'; a 'check' rule needs 'metric' set to one of avg, distinct_count, "
+        "duplicate_count, duplicate_percent, freshness, invalid_count, invalid_percent, max, mean, min, missing_count, "
+        "missing_percent, row_count, stddev, sum (or write the metric as the type)",
+    ),
+    (
+        [{"type": "row_count", "min": 1, "must_be": "> 0"}],
+        "rules[0] (row_count): mixes the bounds form (min) with the metric form (must_be); "
+        'use either {"min": 1, "max": 100} or {"must_be": "between 1 and 100"}',
+    ),
+    ([{"type": "row_count", "warn": "> 0"}], "rules[0] (row_count): 'warn' needs 'must_be' next to it"),
+    ([{"type": "row_count", "min": -1}], "rules[0] (row_count): 'min' must be a whole number >= 0, got -1"),
+    (
+        [{"type": "avg", "column": "a", "must_be": "< 1d"}],
+        "rules[0] (avg): 'must_be' (< 1d) uses a duration unit, which only a freshness rule measures; write a plain number",
+    ),
+    ([{"type": "avg", "column": "a"}], "rules[0] (avg): missing required parameter 'must_be'"),
+    (
+        [{"type": "invalid_count", "column": "a", "must_be": "0"}],
+        "rules[0] (invalid_count): invalid_count needs at least one validity setting (valid_values, invalid_values, "
+        "valid_format, valid_regex, valid_min, valid_max, valid_min_length, valid_max_length, valid_length), "
+        'e.g. {"valid_format": "email"}',
+    ),
+    (
+        [{"type": "invalid_count", "column": "a", "must_be": "0", "valid_format": "emial"}],
+        "rules[0] (invalid_count): unknown valid_format 'emial'; known formats are alphanumeric, boolean, cnpj, cpf, "
+        "credit_card, date, decimal, email, integer, ip, ipv4, number, percentage, phone, timestamp, url, uuid",
+    ),
+    (
+        [{"type": "duplicate_count", "column": "a", "columns": ["b"], "must_be": "0"}],
+        "rules[0] (duplicate_count): give 'column' or 'columns', not both",
+    ),
+    (
+        [{"type": "schema"}],
+        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns' or 'column_types', "
+        'e.g. {"type": "schema", "required_columns": ["id"]}',
+    ),
+    (
+        [{"type": "sql", "query": "DROP TABLE orders"}],
+        "rules[0] (sql): 'query' must be a read-only SELECT or WITH query, but starts with 'DROP'; "
+        "Spark would run it as soon as it is parsed",
+    ),
+    (
+        [{"type": "sql", "failed_rows": "SELECT * FROM t; DELETE FROM t"}],
+        "rules[0] (sql): 'failed_rows' holds more than one statement; give a single SELECT or WITH query",
+    ),
+    (
+        [{"type": "sql", "query": "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"}],
+        "rules[0] (sql): 'query' contains 'INSERT', which is not allowed in a read-only query; "
+        "quote a column with that name in backticks",
+    ),
+    (
+        [{"type": "sql", "query": "SELECT true", "failed_rows": "SELECT 1"}],
+        "rules[0] (sql): uses both 'query' and 'failed_rows'; give exactly one: 'query' returns one boolean "
+        "(true = pass), 'failed_rows' returns the offending rows",
+    ),
+    (
+        [{"type": "sql", "query": "SELECT true", "view_name": "my view"}],
+        "rules[0] (sql): 'view_name' 'my view' must be a plain identifier such as '_validation_df'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rules", "message"), MALFORMED)
+def test_malformed_rules_are_refused_with_position_type_and_fix(rules, message):
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse(rules)
+    assert str(raised.value) == message
+    assert isinstance(raised.value, ValueError)
+
+
+def test_error_carries_position_type_and_reason():
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "row_count"}, {"type": "row_count"}, {"type": "range", "column": "a"}])
+    error = raised.value
+    assert (error.position, error.rule_type, error.target) == (2, "range", None)
+    assert error.reason.startswith("needs at least one of 'min' or 'max'")
+
+
+def test_read_only_sql_allows_keywords_inside_literals_and_comments():
+    checks = Cola().parse(
+        [
+            {"type": "sql", "query": "SELECT COUNT(*) = 0 FROM _validation_df WHERE note = 'DROP; DELETE' -- update\n"},
+            {"type": "sql", "failed_rows": "(SELECT * FROM _validation_df WHERE `update` > 0);"},
+            {"type": "sql", "query": "with t as (select 1 as x) select count(*) = 1 from t"},
+        ]
+    )
+    assert [c.rule_type for c in checks] == ["sql", "sql", "sql"]
+
+
+def test_java_only_regex_constructs_are_accepted():
+    checks = Cola().parse(
+        [
+            {"type": "regex", "column": "name", "pattern": r"^\p{Lu}\p{L}+$"},
+            {"type": "regex", "column": "name", "pattern": r"\Q(a+b)\E"},
+        ]
+    )
+    assert [c.code for c in checks] == [r"regex(name,^\p{Lu}\p{L}+$)", r"regex(name,\Q(a+b)\E)"]
+
+
+def test_legacy_check_wrapper_is_normalised_to_the_metric():
+    legacy, canonical = Cola().parse(
+        [
+            {"type": "check", "metric": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"},
+            {"type": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"},
+        ]
+    )
+    assert type(legacy) is type(canonical)
+    assert (legacy.rule_type, legacy.params, legacy.name, legacy.code) == (
+        canonical.rule_type,
+        canonical.params,
+        canonical.name,
+        canonical.code,
+    ) == ("missing_percent", {"column": "cpf", "must_be": "< 5%"}, "cpf", "missing_percent(cpf)")
+
+
+def test_thresholds_may_be_plain_numbers():
+    (check,) = Cola().parse([{"type": "duplicate_count", "columns": ["id"], "must_be": 0, "warn": 0.5}])
+    assert check.params["must_be"] == 0
+
+
+def test_available_lists_every_type_and_the_wrapper():
+    assert ", ".join(Cola().available) == KNOWN
+
+
+# Keys and values a careless or hostile rule author might write.
+_keys = st.sampled_from(
+    [
+        "type", "name", "code", "column", "columns", "min", "max", "pattern", "must_be", "warn", "metric",
+        "targets", "query", "failed_rows", "view_name", "valid_format", "valid_values", "missing_values",
+        "required_columns", "column_types", "error_message", "output", "valid_min", "valid_length", "bogus",
+    ]
+)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from([*BUILTIN_CHECKS, "check", "< 5%", "between 1 and 2", "SELECT 1", "id", "[", "email"]),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=6,
+)
+_rules = st.dictionaries(_keys, _values, max_size=6)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_rules, _values), max_size=4))
+def test_random_rule_blocks_parse_or_raise_cola_rule_error(rules):
+    try:
+        checks = Cola().parse(rules)
+    except ColaRuleError as error:
+        assert str(error).startswith(("rules", "rules["))
+    else:
+        assert all(check.code for check in checks)
+
+
+@pytest.mark.spark
+def test_malformed_block_starts_no_spark_job(spark, job_counter):
+    df = spark.createDataFrame([(1, "a")], "id int, email string")
+    bad_blocks = [
+        [{"type": "row_count", "min": 1}, {"type": "regex", "column": "email", "pattern": "(unclosed"}],
+        [{"type": "row_count", "min": 1}, {"type": "not_null", "columns": ["emial"]}],
+        [{"type": "sql", "query": "DROP TABLE x"}],
+    ]
+    for rules in bad_blocks:
+        with job_counter.count() as counted, pytest.raises(ColaRuleError):
+            Cola().run(df, rules)
+        assert counted.jobs == 0
+        with job_counter.count() as counted, pytest.raises(ColaRuleError):
+            Cola().split(df, rules)
+        assert counted.jobs == 0
+
+
+@pytest.mark.spark
+def test_unknown_column_is_a_rule_error_naming_the_rule(spark):
+    df = spark.createDataFrame([(1, "a")], "id int, email string")
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().run(df, [{"type": "row_count"}, {"type": "not_null", "columns": ["id", "emial"]}])
+    assert str(raised.value) == "rules[1] (not_null): column 'emial' does not exist; the DataFrame has id, email"
