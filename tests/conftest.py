@@ -23,6 +23,7 @@ def spark():
         SparkSession.builder.master("local[2]")
         .appName("cola-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         # Adaptive execution turns one query into several jobs; off, job counts are deterministic.

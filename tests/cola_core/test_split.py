@@ -1,0 +1,254 @@
+"""The valid/invalid split: codes beside each rejected row, targets, and the partition law."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cola_core import Cola, ColaError, ColaSplit
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(df, *columns):
+    return _sorted(tuple(row[c] for c in columns) for row in df.collect())
+
+
+def _sorted(rows):
+    # NULLs make tuples unorderable; repr gives a stable order for comparisons.
+    return sorted(rows, key=repr)
+
+
+def test_seed_example_codes_beside_each_rejected_row(spark):
+    people = spark.createDataFrame(
+        [(1, "a@x.com", 30), (7, "g@x.com", 150), (8, None, 40)], "id int, email string, age int"
+    )
+    valid, invalid = Cola().split(
+        people,
+        [
+            {"type": "not_null", "columns": ["id", "email"]},
+            {"type": "range", "column": "age", "min": 1, "max": 99, "code": "AGE_RANGE"},
+        ],
+        annotate="dq_codes",
+    )
+    assert _rows(valid, "id") == [(1,)]
+    assert _rows(invalid, "id", "dq_codes") == _sorted([(7, ["AGE_RANGE"]), (8, ["not_null(email)"])])
+    assert valid.schema == people.schema
+    assert invalid.schema.simpleString() == "struct<id:int,email:string,age:int,dq_codes:array<string>>"
+
+
+def test_split_is_a_named_tuple_and_invalid_keeps_the_input_schema_without_annotate(spark):
+    df = spark.createDataFrame([(1,), (None,)], "id int")
+    result = Cola().split(df, [{"type": "not_null", "columns": ["id"]}])
+    assert isinstance(result, ColaSplit)
+    assert result.valid is result[0] and result.invalid is result[1]
+    assert result.invalid.schema == df.schema
+    assert _rows(result.invalid, "id") == [(None,)]
+
+
+def test_codes_follow_rule_order_and_each_rule_owns_its_rows(spark):
+    df = spark.createDataFrame(
+        [(1, None, "123", -5.0), (1, "x@y.io", None, 7.0), (2, "bad", "12345678901", None), (3, "ok@y.io", "12345678901", 1.0)],
+        "id int, email string, cpf string, amount double",
+    )
+    rules = [
+        {"type": "unique", "columns": ["id"]},
+        {"type": "range", "column": "amount", "min": 0},
+        {"type": "regex", "column": "cpf", "pattern": "^[0-9]{11}$"},
+        {"type": "missing_count", "column": "email", "must_be": "= 0"},
+        {"type": "invalid_count", "column": "email", "valid_format": "email", "must_be": "= 0"},
+        {"type": "row_count", "min": 100},
+        {"type": "avg", "column": "amount", "must_be": "> 1000"},
+        {"type": "duplicate_count", "columns": ["id"], "must_be": "= 0"},
+        {"type": "schema", "required_columns": ["nope"]},
+        {"type": "sql", "query": "SELECT false"},
+    ]
+    valid, invalid = Cola().split(df, rules, annotate="dq_codes")
+    assert _rows(valid, "id", "email") == [(3, "ok@y.io")]
+    assert _rows(invalid, "id", "email", "dq_codes") == _sorted([
+        (1, None, ["unique(id)", "range(amount,0,)", "regex(cpf,^[0-9]{11}$)", "missing_count(email)"]),
+        (1, "x@y.io", ["unique(id)", "regex(cpf,^[0-9]{11}$)"]),
+        (2, "bad", ["invalid_count(email)"]),
+    ])
+
+
+def test_null_never_breaks_range_alone_but_breaks_regex_and_not_null(spark):
+    df = spark.createDataFrame([(None, None)], "age int, doc string")
+    _, only_range = Cola().split(df, [{"type": "range", "column": "age", "min": 1}], annotate="c")
+    assert only_range.count() == 0
+    _, invalid = Cola().split(
+        df,
+        [{"type": "regex", "column": "doc", "pattern": "x"}, {"type": "not_null", "columns": ["age"]}],
+        annotate="c",
+    )
+    assert _rows(invalid, "c") == [(["regex(doc,x)", "not_null(age)"],)]
+
+
+def test_unique_marks_every_row_of_a_repeated_key_null_keys_included(spark):
+    df = spark.createDataFrame([(1, "a"), (1, "b"), (None, "c"), (None, "d"), (2, "e")], "id int, tag string")
+    valid, invalid = Cola().split(df, [{"type": "unique", "columns": ["id"]}])
+    assert _rows(valid, "tag") == [("e",)]
+    assert _rows(invalid, "tag") == _sorted([("a",), ("b",), ("c",), ("d",)])
+
+
+def test_with_no_row_level_rule_every_row_is_valid(spark):
+    df = spark.createDataFrame([(1,), (None,)], "id int")
+    valid, invalid = Cola().split(df, [{"type": "row_count", "min": 5}], annotate="dq_codes")
+    assert valid.count() == 2
+    assert invalid.count() == 0
+    assert invalid.columns == ["id", "dq_codes"]
+
+
+def test_targets_expand_into_independent_rules_with_their_own_codes(spark):
+    df = spark.createDataFrame(
+        [("12345678901", "123456789012", 5, 30), ("1", "123456789012", 2000, 121)],
+        "document string, document2 string, id int, age int",
+    )
+    rules = [
+        {"type": "regex", "targets": [
+            {"column": "document", "pattern": "^[0-9]{11}$"},
+            {"column": "document2", "pattern": "^[0-9]{12}$"},
+        ]},
+        {"type": "range", "min": 1, "targets": [{"column": "id", "max": 1000}, {"column": "age", "max": 120}]},
+    ]
+    results = Cola().run(df, rules)
+    assert [(r.code, r.passed, r.failed_count) for r in results] == [
+        ("regex(document,^[0-9]{11}$)", False, 1),
+        ("regex(document2,^[0-9]{12}$)", True, 0),
+        ("range(id,1,1000)", False, 1),
+        ("range(age,1,120)", False, 1),
+    ]
+    _, invalid = Cola().split(df, rules, annotate="dq_codes")
+    assert _rows(invalid, "document", "dq_codes") == [
+        ("1", ["regex(document,^[0-9]{11}$)", "range(id,1,1000)", "range(age,1,120)"])
+    ]
+
+
+def test_a_target_overrides_the_shared_defaults_and_keeps_its_own_code(spark):
+    df = spark.createDataFrame([(0, 0)], "a int, b int")
+    rules = [{"type": "range", "min": 1, "targets": [{"column": "a", "code": "A_LOW"}, {"column": "b", "min": 0}]}]
+    assert [(r.code, r.passed) for r in Cola().run(df, rules)] == [("A_LOW", False), ("range(b,0,)", True)]
+
+
+def test_not_null_result_code_and_per_column_row_codes(spark):
+    df = spark.createDataFrame([(None, None), (1, None)], "id int, email string")
+    rules = [{"type": "not_null", "columns": ["id", "email"]}]
+    (result,) = Cola().run(df, rules)
+    assert (result.code, result.failed_count) == ("not_null(id,email)", 3)
+    _, invalid = Cola().split(df, rules, annotate="why")
+    assert _rows(invalid, "id", "why") == _sorted([(None, ["not_null(id)", "not_null(email)"]), (1, ["not_null(email)"])])
+
+
+def test_declared_code_is_used_for_every_column_of_a_multi_column_not_null(spark):
+    df = spark.createDataFrame([(None, None)], "id int, email string")
+    _, invalid = Cola().split(df, [{"type": "not_null", "columns": ["id", "email"], "code": "MANDATORY"}], annotate="c")
+    assert _rows(invalid, "c") == [(["MANDATORY"],)]
+
+
+def test_split_runs_no_spark_job_until_an_output_is_used(spark, job_counter):
+    df = spark.createDataFrame([(1, "a"), (1, None)], "id int, email string")
+    rules = [{"type": "unique", "columns": ["id"]}, {"type": "not_null", "columns": ["email"]}]
+    with job_counter.count() as counted:
+        valid, invalid = Cola().split(df, rules, annotate="dq_codes")
+    assert counted.jobs == 0
+    with job_counter.count() as counted:
+        invalid.count()
+    assert counted.jobs >= 1
+
+
+def test_annotate_name_must_be_new(spark):
+    df = spark.createDataFrame([(1,)], "id int")
+    with pytest.raises(ColaError, match=r"annotate column 'ID' already exists in the DataFrame; choose another name"):
+        Cola().split(df, [{"type": "not_null", "columns": ["id"]}], annotate="ID")
+
+
+# --- the partition law, over generated rows and generated row-level rule blocks ----------
+
+_ids = st.one_of(st.none(), st.integers(min_value=0, max_value=3))
+_ages = st.one_of(st.none(), st.sampled_from([-1, 0, 1, 17, 18, 99, 100]))
+_emails = st.one_of(st.none(), st.sampled_from(["", "a@x", "ab@x", "b@y", "N/A", "zz"]))
+_row = st.tuples(_ids, _ages, _emails)
+
+_rule_pool = [
+    {"type": "not_null", "columns": ["id"]},
+    {"type": "not_null", "columns": ["age", "email"]},
+    {"type": "unique", "columns": ["id"]},
+    {"type": "unique", "columns": ["id", "email"]},
+    {"type": "range", "column": "age", "min": 0, "max": 99},
+    {"type": "range", "column": "age", "min": 18},
+    {"type": "range", "column": "age", "max": 17, "code": "TOO_OLD"},
+    {"type": "regex", "column": "email", "pattern": "^[a-b]+@x$"},
+    {"type": "missing_count", "column": "email", "missing_values": ["", "N/A"], "must_be": "= 0"},
+    {"type": "invalid_count", "column": "age", "valid_values": [0, 1, 18], "must_be": "= 0"},
+    {"type": "invalid_percent", "column": "email", "valid_min_length": 2, "missing_values": [""], "must_be": "< 50%"},
+    {"type": "row_count", "min": 3},
+    {"type": "avg", "column": "age", "must_be": "> 10"},
+]
+
+
+def _oracle(rows, rules):
+    """Plain-Python reading of each rule's row semantics: the codes every row breaks."""
+    def count(key):
+        return Counter(tuple(r[k] for k in key) for r in rows)
+
+    expected = []
+    for row in rows:
+        codes = []
+        for rule in rules:
+            kind = rule["type"]
+            if kind == "not_null":
+                codes += [f"not_null({c})" for c in rule["columns"] if row[c] is None]
+            elif kind == "unique":
+                key = tuple(rule["columns"])
+                if count(key)[tuple(row[k] for k in key)] > 1:
+                    codes.append(f"unique({','.join(key)})")
+            elif kind == "range":
+                value = row[rule["column"]]
+                low, high = rule.get("min"), rule.get("max")
+                if value is not None and ((low is not None and value < low) or (high is not None and value > high)):
+                    bounds = ",".join("" if b is None else str(b) for b in (low, high))
+                    codes.append(rule.get("code", f"range({rule['column']},{bounds})"))
+            elif kind == "regex":
+                value = row[rule["column"]]
+                if value is None or not re.search(rule["pattern"], value):
+                    codes.append(f"regex({rule['column']},{rule['pattern']})")
+            elif kind.startswith("missing_"):
+                value = row[rule["column"]]
+                if value is None or value in rule.get("missing_values", []):
+                    codes.append(f"{kind}({rule['column']})")
+            elif kind.startswith("invalid_"):
+                value = row[rule["column"]]
+                present = value is not None and value not in rule.get("missing_values", [])
+                valid = ("valid_values" not in rule or value in rule["valid_values"]) and (
+                    "valid_min_length" not in rule or len(str(value)) >= rule["valid_min_length"]
+                )
+                if present and not valid:
+                    codes.append(f"{kind}({rule['column']})")
+        expected.append(list(dict.fromkeys(codes)))
+    return expected
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(_row, max_size=12),
+    rules=st.lists(st.sampled_from(_rule_pool), min_size=1, max_size=5, unique_by=lambda r: str(r)),
+)
+def test_valid_and_invalid_partition_the_input_and_codes_are_exactly_the_broken_rules(spark, rows, rules):
+    data = [{"rid": i, "id": r[0], "age": r[1], "email": r[2]} for i, r in enumerate(rows)]
+    df = spark.createDataFrame([(d["rid"], d["id"], d["age"], d["email"]) for d in data],
+                               "rid int, id int, age int, email string")
+    valid, invalid = Cola().split(df, rules, annotate="dq_codes")
+
+    everything = ["rid", "id", "age", "email"]
+    assert sorted(_rows(valid, *everything) + _rows(invalid, *everything), key=repr) == sorted(
+        [tuple(d[c] for c in everything) for d in data], key=repr
+    )
+    expected = {d["rid"]: codes for d, codes in zip(data, _oracle(data, rules))}
+    assert {row["rid"]: row["dq_codes"] for row in invalid.collect()} == {
+        rid: codes for rid, codes in expected.items() if codes
+    }
+    assert {row["rid"] for row in valid.collect()} == {rid for rid, codes in expected.items() if not codes}
