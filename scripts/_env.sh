@@ -25,6 +25,9 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null
   exit 1
 fi
 
+# Spark picks the first non-loopback interface otherwise, and warns about it on every start.
+export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+
 stamp="$(cat "$ROOT/constraints.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.cola-stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "==> creating the virtualenv in $VENV (a few minutes the first time)" >&2
