@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from cola_core.checks import BUILTIN_CHECKS, BaseCheck
-from cola_core.errors import ColaError
+from cola_core.checks import BaseCheck
 from cola_core.planner import run_block
+from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
 from cola_core.split import ColaSplit, split_block
@@ -21,7 +21,8 @@ class Cola:
     """Measure DataFrames against rules, and split them into valid and invalid rows.
 
     Args:
-        checks: the rule types to start with (name -> check class); the built-ins by default.
+        checks: the rule types to start with (name -> check class). By default: the built-ins,
+            checks from the ``cola_core.checks`` entry-point group, and ``@register_check`` ones.
         distinct_strategy: ``"separate"`` (default) computes each distinct column set in its own
             aggregation; ``"inline"`` folds it into the block's single agg. See ``planner``.
     """
@@ -31,7 +32,7 @@ class Cola:
     ) -> None:
         self._registry: dict[str, type[BaseCheck]] = {}
         self.distinct_strategy = distinct_strategy
-        for name, cls in (BUILTIN_CHECKS if checks is None else checks).items():
+        for name, cls in (default_checks() if checks is None else checks).items():
             self.register(name, cls)
 
     def register(self, name: str, cls: type[BaseCheck], *, replace: bool = False) -> None:
@@ -40,12 +41,7 @@ class Cola:
         Raises:
             ColaError: when ``name`` is taken (unless ``replace=True``) or ``cls`` is not a check.
         """
-        if not isinstance(name, str) or not name or name == "check":
-            raise ColaError(f"a check type must be a non-empty string other than 'check', got {name!r}")
-        if not (isinstance(cls, type) and issubclass(cls, BaseCheck)):
-            raise ColaError(f"{cls!r} is not a subclass of cola_core.checks.BaseCheck")
-        if name in self._registry and not replace:
-            raise ColaError(f"check type {name!r} is already registered; pass replace=True to override it")
+        validate_registration(self._registry, name, cls, replace=replace)
         self._registry[name] = cls
 
     @property

@@ -11,6 +11,8 @@ from cola_core.checks.metrics import (
     InvalidMetricCheck,
     MissingMetricCheck,
 )
+from cola_core.checks.presence import ValuesPresentCheck
+from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
 from cola_core.result import CheckResult
@@ -19,9 +21,11 @@ __all__ = [
     "BUILTIN_CHECKS",
     "METRIC_TYPES",
     "BaseCheck",
+    "CastableCheck",
     "CheckResult",
     "ColumnStatCheck",
     "DistinctMetricCheck",
+    "ExpressionCheck",
     "FreshnessCheck",
     "InvalidMetricCheck",
     "MissingMetricCheck",
@@ -32,6 +36,7 @@ __all__ = [
     "SchemaCheck",
     "SqlCheck",
     "UniqueCheck",
+    "ValuesPresentCheck",
 ]
 
 # The metrics a rule can name as its type (and as "metric" in the legacy "check" wrapper).
@@ -60,5 +65,8 @@ BUILTIN_CHECKS: dict[str, type[BaseCheck]] = {
     "regex": RegexCheck,
     "schema": SchemaCheck,
     "sql": SqlCheck,
+    "expression": ExpressionCheck,
+    "castable": CastableCheck,
+    "values_present": ValuesPresentCheck,
     **METRIC_TYPES,
 }

@@ -11,8 +11,9 @@ from cola_core import Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
 
 KNOWN = (
-    "avg, check, distinct_count, duplicate_count, duplicate_percent, freshness, invalid_count, invalid_percent, "
-    "max, mean, min, missing_count, missing_percent, not_null, range, regex, row_count, schema, sql, stddev, sum, unique"
+    "avg, castable, check, distinct_count, duplicate_count, duplicate_percent, expression, freshness, invalid_count, "
+    "invalid_percent, max, mean, min, missing_count, missing_percent, not_null, range, regex, row_count, schema, sql, "
+    "stddev, sum, unique, values_present"
 )
 HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
 

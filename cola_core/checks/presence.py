@@ -1,0 +1,42 @@
+"""``values_present``: every listed value occurs in a column, such as the expected date
+partitions of a load (seed 004's missing_partition)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from cola_core._format import format_value
+from cola_core._params import SCALAR_LIST, STRING, Param
+from cola_core.checks.base import BaseCheck
+from cola_core.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["ValuesPresentCheck"]
+
+
+class ValuesPresentCheck(BaseCheck):
+    """Values are compared as text, the way Spark casts the column to string (a date column
+    reads ``2024-01-31``). Only the listed values are collected, so the result is bounded."""
+
+    params_spec = {"column": Param(STRING, required=True), "values": Param(SCALAR_LIST, required=True)}
+
+    @property
+    def expected(self) -> list[str]:
+        return list(dict.fromkeys(format_value(v) for v in self.params["values"] if v is not None))
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        text = F.col(self.params["column"]).cast("string")
+        return [F.collect_set(F.when(text.isin(self.expected), text))]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        found = set(values[0] or [])
+        missing = [value for value in self.expected if value not in found]
+        total = len(self.expected)
+        if not missing:
+            return CheckResult(self.rule_type, True, f"{self.code}: all {total} values present")
+        message = f"{self.code}: {len(missing)} of {total} values missing: {', '.join(missing)}"
+        return CheckResult(self.rule_type, False, message, len(missing))

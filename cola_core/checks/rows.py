@@ -1,0 +1,128 @@
+"""Row rules written by the user: ``expression`` (a SQL condition every row must meet) and
+``castable`` (string values that must convert to a Spark type)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from cola_core._format import render_code
+from cola_core._params import BOOL, STRING, Param
+from cola_core.checks.base import BaseCheck
+from cola_core.checks.sql import check_read_only
+from cola_core.errors import ColaRuleError
+from cola_core.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["CASTABLE_TYPES", "CastableCheck", "ExpressionCheck"]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+class _CountedRowCheck(BaseCheck):
+    """A row rule whose result is the number of rows breaking its predicate."""
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        return [F.count(F.when(self.violation(df), F.lit(1)))]
+
+    def describe_failure(self, failed: int) -> str:
+        raise NotImplementedError
+
+    def describe_pass(self) -> str:
+        raise NotImplementedError
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        failed = int(values[0])
+        if not failed:
+            return CheckResult(self.rule_type, True, f"{self.code}: {self.describe_pass()}")
+        return CheckResult(self.rule_type, False, f"{self.code}: {self.describe_failure(failed)}", failed)
+
+
+class ExpressionCheck(_CountedRowCheck):
+    """Every row meets a SQL boolean ``expression``; NULL breaks it unless ``null_is_valid``."""
+
+    params_spec = {"expression": Param(STRING, required=True), "null_is_valid": Param(BOOL)}
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        # The same guard as sql rules, applied to the expression as if it were a WHERE clause.
+        check_read_only(f"SELECT * WHERE {params['expression']}", "expression")
+
+    def render_code(self) -> str:
+        return render_code(self.rule_type, self.params["expression"])
+
+    def columns_used(self, df: DataFrame) -> Sequence[str]:
+        return []  # Spark resolves the expression's columns, and names any that are missing
+
+    def violation(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+
+        holds = F.expr(self.params["expression"])
+        return ~F.coalesce(holds, F.lit(bool(self.params.get("null_is_valid", False))))
+
+    def describe_pass(self) -> str:
+        return "every row meets the expression"
+
+    def describe_failure(self, failed: int) -> str:
+        nulls = "" if self.params.get("null_is_valid") else " (NULL counts as not met)"
+        verb = "does" if failed == 1 else "do"
+        return f"{_plural(failed, 'row')} {verb} not meet the expression{nulls}"
+
+
+CASTABLE_TYPES = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp")
+_DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+_TYPE_ALIASES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "bool": "boolean"}
+
+
+def _spark_type(name: str) -> str:
+    text = name.strip().lower()
+    text = _TYPE_ALIASES.get(text, text)
+    match = _DECIMAL.match(text)
+    if match:
+        precision, scale = int(match.group(1)), int(match.group(2) or 0)
+        if not 1 <= precision <= 38 or scale > precision:
+            raise ColaRuleError(f"'to' is {name!r}; decimal precision must be 1..38 and scale at most the precision")
+        return f"decimal({precision},{scale})"
+    if text not in CASTABLE_TYPES:
+        raise ColaRuleError(
+            f"'to' is {name!r}; it must be one of {', '.join(CASTABLE_TYPES[:-3])}, decimal(p,s), date, timestamp"
+        )
+    return text
+
+
+class CastableCheck(_CountedRowCheck):
+    """Present values of ``column`` convert to the Spark type ``to`` (seed 004's type_check)."""
+
+    params_spec = {"column": Param(STRING, required=True), "to": Param(STRING, required=True)}
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        _spark_type(params["to"])
+
+    @property
+    def target_type(self) -> str:
+        return _spark_type(self.params["to"])
+
+    def render_code(self) -> str:
+        return render_code(self.rule_type, self.params["column"], self.target_type)
+
+    def violation(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+
+        column = F.col(self.params["column"])
+        quoted = "`" + self.params["column"].replace("`", "``") + "`"
+        # try_cast yields NULL where the conversion fails, never an error under ANSI mode.
+        converted = F.expr(f"try_cast({quoted} AS {self.target_type})")
+        return F.coalesce(column.isNotNull() & converted.isNull(), F.lit(False))
+
+    def describe_pass(self) -> str:
+        return f"every present value casts to {self.target_type}"
+
+    def describe_failure(self, failed: int) -> str:
+        return f"{_plural(failed, 'value')} cannot be cast to {self.target_type}"
