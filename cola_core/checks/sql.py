@@ -4,7 +4,8 @@ Two modes, one per rule:
 
 - ``query``: returns a single boolean; the rule passes when it is true (write the invariant);
 - ``failed_rows``: returns the offending rows; the rule fails when any come back, and the
-  rows are on ``result.failed_rows``.
+  rows are on ``result.failed_rows``. With an ``output`` config, a failing rule also writes
+  them there (through ``cola_core.io.write_output``, like every output of the product).
 
 The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement,
 because ``spark.sql`` executes DDL and DML the moment it is called.
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cola_core._params import MAPPING, STRING, Param
 from cola_core.checks.base import BaseCheck
-from cola_core.errors import ColaRuleError
+from cola_core.errors import ColaOutputError, ColaRuleError
+from cola_core.io import parse_output, write_output
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
@@ -86,6 +88,11 @@ class SqlCheck(BaseCheck):
             raise ColaRuleError(f"'view_name' {view!r} must be a plain identifier such as '_validation_df'")
         if "output" in params and "failed_rows" not in params:
             raise ColaRuleError("'output' only applies with 'failed_rows' (there are no rows to write in query mode)")
+        if "output" in params:
+            try:
+                parse_output(params["output"])
+            except ColaOutputError as error:
+                raise ColaRuleError(f"'output' is not a valid output config: {error}") from error
 
     def render_code(self) -> str:
         return self.rule_type
@@ -106,6 +113,9 @@ class SqlCheck(BaseCheck):
         failed_rows = spark.sql(self.params["failed_rows"])
         failed = failed_rows.count()
         if failed:
+            if "output" in self.params:
+                # The offending rows go to the rule's own output; only a failing rule writes one.
+                write_output(failed_rows, self.params["output"])
             message = f"{self.error_message} ({failed} failed rows)"
             return CheckResult(self.rule_type, False, message, failed, failed_rows=failed_rows)
         return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)

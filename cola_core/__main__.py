@@ -1,0 +1,10 @@
+"""``python -m cola_core``: the ``cola`` command line (see :mod:`cola_core.cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+from cola_core.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

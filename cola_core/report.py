@@ -1,0 +1,205 @@
+"""What a run tells the outside world: the results summary, the report rows, the printed table.
+
+- :func:`summarise` builds the dict that the CLI writes as its results file and that the
+  Airflow operators and decorator push to XCom;
+- :func:`report_dataframe` / :func:`write_report` build and write the persisted report, one
+  row per result (SPEC section 4);
+- :func:`render_table` is the readable table the ``cola`` command prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from cola_core._format import format_number
+from cola_core.errors import ColaError
+from cola_core.io import OutputSpec, write_output
+from cola_core.result import SEVERITIES, CheckResult, worst_severity
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = [
+    "REPORT_COLUMNS",
+    "REPORT_SCHEMA",
+    "render_table",
+    "report_dataframe",
+    "report_rows",
+    "summarise",
+    "write_report",
+]
+
+REPORT_COLUMNS = (
+    "pipeline",
+    "rule_type",
+    "check_name",
+    "code",
+    "severity",
+    "passed",
+    "failed_count",
+    "metric_value",
+    "message",
+    "validated_at",
+)
+REPORT_SCHEMA = (
+    "pipeline string, rule_type string, check_name string, code string, severity string, "
+    "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp"
+)
+
+_COLOURS = {"pass": "\033[32m", "warn": "\033[33m", "fail": "\033[1;31m"}
+_RESET = "\033[0m"
+
+
+def summarise(
+    results: Sequence[CheckResult], *, valid_count: int | None = None, invalid_count: int | None = None
+) -> dict[str, Any]:
+    """The results summary: the CLI's results file and the operators' XCom ``return_value``.
+
+    Args:
+        results: the results of one run, in rule order.
+        valid_count: rows written to the valid output (a split only; give both counts or none).
+        invalid_count: rows written to the invalid output.
+
+    Returns:
+        ``{"severity", "passed", "counts": {"pass", "warn", "fail"}, "results"}``, plus
+        ``valid_count`` and ``invalid_count`` for a split. ``passed`` is False exactly when a
+        result failed. The dict is JSON-safe: a metric value that is not a finite number
+        (NaN) is ``None``, since JSON has no NaN; its message still shows it.
+
+    Raises:
+        ColaError: when only one of the two counts is given.
+    """
+    if (valid_count is None) != (invalid_count is None):
+        raise ColaError("give both valid_count and invalid_count (a split), or neither (a check)")
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for result in results:
+        counts[result.severity] += 1
+    summary: dict[str, Any] = {
+        "severity": worst_severity(list(results)),
+        "passed": counts["fail"] == 0,
+        "counts": counts,
+        "results": [_json_safe(result.to_dict()) for result in results],
+    }
+    if valid_count is not None:
+        summary["valid_count"] = int(valid_count)
+        summary["invalid_count"] = int(invalid_count)  # type: ignore[arg-type]
+    return summary
+
+
+def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
+    value = data.get("metric_value")
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = None
+    return {**data, "metric_value": value}
+
+
+def report_rows(
+    results: Sequence[CheckResult], *, pipeline: str | None = None, validated_at: dt.datetime | None = None
+) -> list[tuple[Any, ...]]:
+    """One tuple per result, in :data:`REPORT_COLUMNS` order.
+
+    Args:
+        pipeline: the pipeline name written in every row.
+        validated_at: when the rules ran; now (UTC) by default. Every row of a run shares it.
+    """
+    when = validated_at or dt.datetime.now(dt.timezone.utc)
+    rows = []
+    for result in results:
+        metric = result.metric_value
+        rows.append(
+            (
+                pipeline,
+                result.rule_type,
+                result.check_name,
+                result.code,
+                result.severity,
+                bool(result.passed),
+                int(result.failed_count),
+                None if metric is None else float(metric),
+                result.message,
+                when,
+            )
+        )
+    return rows
+
+
+def report_dataframe(
+    spark: SparkSession,
+    results: Sequence[CheckResult],
+    *,
+    pipeline: str | None = None,
+    validated_at: dt.datetime | None = None,
+) -> DataFrame:
+    """The report as a DataFrame with :data:`REPORT_SCHEMA` (built from the results alone)."""
+    return spark.createDataFrame(report_rows(results, pipeline=pipeline, validated_at=validated_at), REPORT_SCHEMA)
+
+
+def write_report(
+    spark: SparkSession,
+    results: Sequence[CheckResult],
+    output: Mapping[str, Any] | str | OutputSpec,
+    *,
+    pipeline: str | None = None,
+    validated_at: dt.datetime | None = None,
+) -> None:
+    """Write the report to an output config, whatever the results are (failed ones included).
+
+    Raises:
+        ColaOutputError: as ``cola_core.io.write_output``.
+    """
+    frame = report_dataframe(spark, results, pipeline=pipeline, validated_at=validated_at)
+    # A handful of rows: one file per write keeps an appended report history tidy.
+    write_output(frame.coalesce(1), output)
+
+
+def render_table(
+    results: Sequence[CheckResult],
+    *,
+    valid_count: int | None = None,
+    invalid_count: int | None = None,
+    colour: bool = False,
+) -> str:
+    """The readable results table the ``cola`` command prints.
+
+    Args:
+        results: the results to show, in rule order.
+        valid_count: for a split, the rows written to the valid output (shown under the table).
+        invalid_count: for a split, the rows written to the invalid output.
+        colour: colour the severities with ANSI codes (for a terminal; plain text otherwise).
+    """
+    header = ("SEVERITY", "RULE", "CODE", "VALUE", "FAILED", "MESSAGE")
+    rows = [
+        (
+            result.severity.upper(),
+            result.check_name or result.rule_type,
+            result.code or "",
+            "-" if result.metric_value is None else format_number(result.metric_value),
+            str(result.failed_count),
+            " ".join(result.message.split()),
+        )
+        for result in results
+    ]
+    widths = [max(len(row[index]) for row in [header, *rows]) for index in range(len(header) - 1)]
+    right_aligned = {3, 4}
+    lines = []
+    for number, row in enumerate([header, *rows]):
+        cells = [
+            cell.rjust(width) if index in right_aligned else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(row, widths))
+        ]
+        if colour and number > 0:
+            severity = row[0].lower()
+            cells[0] = f"{_COLOURS[severity]}{cells[0]}{_RESET}"
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    counts = summarise(results)["counts"]
+    noun = "result" if len(results) == 1 else "results"
+    lines.append("")
+    lines.append(f"{len(results)} {noun}: {counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail")
+    if valid_count is not None:
+        lines.append(f"split: {valid_count} valid rows, {invalid_count} invalid rows")
+    return "\n".join(lines)
