@@ -7,8 +7,9 @@ import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._format import format_value, render_code
-from cola_core._params import NUMBER, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
+from cola_core._params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.checks.base import BaseCheck
+from cola_core.checks.validity import DATETIME_TEXT, column_type, is_datetime_text, numeric_text, rule_error, type_family
 from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
 
@@ -29,7 +30,16 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-class NotNullCheck(BaseCheck):
+class _LabelledCheck(BaseCheck):
+    """Messages open with the rule rendered from its parameters (``range(age,1,99)``), which
+    says what was checked even when the rule declares a code of its own."""
+
+    @property
+    def label(self) -> str:
+        return self.render_code()
+
+
+class NotNullCheck(_LabelledCheck):
     """Every listed column is non-NULL. ``''`` and NaN are values, so they pass.
 
     failed_count is the total number of NULLs across the columns. In the split, a row gets
@@ -53,16 +63,16 @@ class NotNullCheck(BaseCheck):
         per_column = {c: int(v) for c, v in zip(self.params["columns"], values)}
         failed = sum(per_column.values())
         if not failed:
-            return CheckResult(self.rule_type, True, f"{self.code}: no NULL values")
+            return CheckResult(self.rule_type, True, f"{self.label}: no NULL values")
         detail = ", ".join(f"{c}: {n}" for c, n in per_column.items() if n)
-        return CheckResult(self.rule_type, False, f"{self.code}: {_plural(failed, 'NULL value')} ({detail})", failed)
+        return CheckResult(self.rule_type, False, f"{self.label}: {_plural(failed, 'NULL value')} ({detail})", failed)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
         F = _f()
         return [(self.column_code(c), F.col(c).isNull()) for c in self.params["columns"]]
 
 
-class UniqueCheck(BaseCheck):
+class UniqueCheck(_LabelledCheck):
     """The tuple of the listed columns is unique. NULL keys are equal to each other.
 
     failed_count is the number of excess rows (rows - distinct keys). In the split every
@@ -82,8 +92,8 @@ class UniqueCheck(BaseCheck):
         rows, distinct = int(values[0]), int(values[1])
         excess = rows - distinct
         if not excess:
-            return CheckResult(self.rule_type, True, f"{self.code}: all {_plural(rows, 'row')} are unique")
-        message = f"{self.code}: {_plural(excess, 'duplicate row')} ({rows} rows, {distinct} distinct)"
+            return CheckResult(self.rule_type, True, f"{self.label}: all {_plural(rows, 'row')} are unique")
+        message = f"{self.label}: {_plural(excess, 'duplicate row')} ({rows} rows, {distinct} distinct)"
         return CheckResult(self.rule_type, False, message, excess)
 
     def violation(self, df: DataFrame) -> Column:
@@ -93,21 +103,35 @@ class UniqueCheck(BaseCheck):
         return F.count(F.lit(1)).over(Window.partitionBy(*self.params["columns"])) > 1
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _parse_bound(value: Any, key: str) -> Any:
     """Range bounds written as strings must be ISO dates or timestamps."""
-    if not isinstance(value, str):
+    if value is None or _is_number(value) or isinstance(value, (dt.date, dt.datetime)):
         return value
-    for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
-        try:
-            parse(value)
-            return value
-        except ValueError:
-            continue
+    if isinstance(value, str) and is_datetime_text(value.strip()):
+        return value
     raise ColaRuleError(f"'{key}' is {value!r}, which is neither a number nor an ISO date like '2024-01-31'")
 
 
-class RangeCheck(BaseCheck):
-    """``min <= column <= max`` (inclusive; at least one bound). NULLs pass."""
+def _as_datetime(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.date):
+        return dt.datetime.combine(value, dt.time())
+    return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+
+
+class RangeCheck(_LabelledCheck):
+    """``min <= column <= max`` (inclusive; at least one bound). NULLs pass.
+
+    Numeric bounds apply to numeric columns, and to string columns holding numbers; ISO date
+    or timestamp bounds apply to date and timestamp columns, and to strings holding them (read
+    in the session time zone). A present value that cannot be read as the bounds' kind (a
+    string like ``'abc'``, or NaN) lies in no interval, so it is out of range.
+    """
 
     params_spec = {"column": Param(STRING, required=True), "min": Param(ORDERED), "max": Param(ORDERED)}
 
@@ -118,10 +142,17 @@ class RangeCheck(BaseCheck):
                 "needs at least one of 'min' or 'max', e.g. {\"type\": \"range\", \"column\": \"age\", \"min\": 0}"
             )
         low, high = (_parse_bound(params.get(k), k) for k in ("min", "max"))
-        comparable = (low is not None and high is not None) and type(low) is type(high) or (
-            isinstance(low, (int, float)) and isinstance(high, (int, float))
-        )
-        if comparable and low > high:
+        if low is None or high is None:
+            return
+        if _is_number(low) != _is_number(high):
+            raise ColaRuleError(
+                f"'min' ({format_value(low)}) and 'max' ({format_value(high)}) must both be numbers or both be dates"
+            )
+        try:
+            inverted = low > high if _is_number(low) else _as_datetime(low) > _as_datetime(high)
+        except TypeError:  # one bound has a time zone and the other has none: Spark decides
+            inverted = False
+        if inverted:
             raise ColaRuleError(f"'min' ({format_value(low)}) is greater than 'max' ({format_value(high)})")
 
     def render_code(self) -> str:
@@ -133,17 +164,45 @@ class RangeCheck(BaseCheck):
             return f"between {format_value(low)} and {format_value(high)}"
         return f">= {format_value(low)}" if low is not None else f"<= {format_value(high)}"
 
+    def _comparable(self, df: DataFrame) -> tuple[Column, str | None]:
+        """The column as a value comparable with the bounds, and the type to cast bounds to."""
+        F = _f()
+        name = self.params["column"]
+        data_type = column_type(df, name)
+        family = type_family(data_type)
+        column, text = F.col(name), F.col(name).cast("string")
+        bounds = [b for b in (self.params.get("min"), self.params.get("max")) if b is not None]
+        if all(_is_number(bound) for bound in bounds):
+            if family in ("numeric", "float"):
+                return (F.when(~F.isnan(column), column) if family == "float" else column), None
+            if family == "string":
+                return numeric_text(text), None
+            raise rule_error(self, f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
+        date_only = all(not isinstance(b, dt.datetime) and len(format_value(b).strip()) == 10 for b in bounds)
+        if family == "date":
+            return (column, "date") if date_only else (column.cast("timestamp"), "timestamp")
+        if family == "timestamp":
+            return column, data_type.simpleString()
+        if family == "string":
+            return F.when(text.rlike(DATETIME_TEXT.pattern), text.cast("timestamp")), "timestamp"
+        raise rule_error(self, f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
+
     def violation(self, df: DataFrame) -> Column:
         F = _f()
-        column = F.col(self.params["column"])
-        outside = []
+        value, cast_to = self._comparable(df)
+
+        def bound(raw: Any) -> Column:
+            return F.lit(raw) if cast_to is None else F.lit(format_value(raw).strip()).cast(cast_to)
+
+        inside = []
         if self.params.get("min") is not None:
-            outside.append(column < F.lit(self.params["min"]))
+            inside.append(value >= bound(self.params["min"]))
         if self.params.get("max") is not None:
-            outside.append(column > F.lit(self.params["max"]))
-        condition = outside[0] if len(outside) == 1 else outside[0] | outside[1]
-        # A NULL comparison is NULL, never true, so NULLs are not out of range.
-        return F.coalesce(condition, F.lit(False))
+            inside.append(value <= bound(self.params["max"]))
+        within = inside[0] if len(inside) == 1 else inside[0] & inside[1]
+        # NULL passes (pair the rule with not_null); a present value that could not be read
+        # as the bounds' kind compares as NULL, and is out of range.
+        return F.col(self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         F = _f()
@@ -152,20 +211,85 @@ class RangeCheck(BaseCheck):
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         failed = int(values[0])
         if not failed:
-            return CheckResult(self.rule_type, True, f"{self.code}: all values in range ({self._bounds_text()})")
+            return CheckResult(self.rule_type, True, f"{self.label}: all values in range ({self._bounds_text()})")
         return CheckResult(
-            self.rule_type, False, f"{self.code}: {_plural(failed, 'value')} out of range ({self._bounds_text()})", failed
+            self.rule_type, False, f"{self.label}: {_plural(failed, 'value')} out of range ({self._bounds_text()})", failed
         )
 
 
+# Java regex syntax that Python's re lacks, rewritten into something Python compiles with the
+# same validity, so that the rest of the pattern is still checked before Spark sees it.
+_JAVA_ESCAPE = re.compile(r"\\([pP](\{[^}]*\}|[A-Za-z])|x\{[0-9A-Fa-f]+\}|c.|[hHvVRXe])", re.DOTALL)
+_JAVA_BACKREF = re.compile(r"\\k<([A-Za-z][A-Za-z0-9]*)>")
+_JAVA_FLAGS = re.compile(r"\(\?[idmsuxU-]+\)")
+_PYTHON_ONLY = {"(?P<": "(?<name>...)", "(?P=": "\\k<name>", "(?#": "no comment groups"}
+
+
+def _pythonise(pattern: str) -> tuple[str, list[int]]:
+    """Translate Java-only constructs; return the text and, for each character, its origin."""
+    out: list[str] = []
+    origin: list[int] = []
+
+    def emit(text: str, at: int) -> None:
+        out.append(text)
+        origin.extend([at] * len(text))
+
+    i = 0
+    while i < len(pattern):
+        rest = pattern[i:]
+        if rest.startswith("\\Q"):
+            end = pattern.find("\\E", i + 2)
+            stop = len(pattern) if end < 0 else end
+            emit(re.escape(pattern[i + 2 : stop]) or "(?:)", i)
+            i = stop + (2 if end >= 0 else 0)
+        elif match := _JAVA_ESCAPE.match(rest):
+            emit("\\w", i)  # a character class: \p{L}, \h, \x{263A}, \cM, ...
+            i += match.end()
+        elif rest.startswith(("\\z", "\\G")):
+            emit("\\Z" if rest[1] == "z" else "", i)
+            i += 2
+        elif match := _JAVA_BACKREF.match(rest):
+            emit(f"(?P={match.group(1)})", i)
+            i += match.end()
+        elif rest[:1] == "\\":
+            emit(rest[:2], i)
+            i += 2
+        elif re.match(r"\(\?<[A-Za-z]", rest):
+            emit("(?P<", i)  # Java's named group
+            i += 3
+        elif rest.startswith("(?>"):
+            emit("(?:", i)  # an atomic group (Python < 3.11 lacks them)
+            i += 3
+        elif match := _JAVA_FLAGS.match(rest):
+            i += match.end()  # Java allows inline flags anywhere in a pattern
+        elif rest[:1] == "+" and out and out[-1] in ("*", "+", "?", "}"):
+            i += 1  # a possessive quantifier (Python < 3.11 lacks them)
+        else:
+            emit(rest[0], i)
+            i += 1
+    return "".join(out), origin
+
+
 def compile_pattern(pattern: str, key: str = "pattern") -> None:
-    """Refuse a regex that cannot compile, except for Java-only syntax Python lacks."""
+    """Refuse a regex that Spark's Java engine could not compile.
+
+    Java-only syntax (``\\p{L}``, ``\\Q...\\E``, ``\\z``, possessive quantifiers, ...) is
+    accepted; Python-only syntax (``(?P<name>...)``) is refused, because Spark would fail on it.
+    """
+    for construct, java in _PYTHON_ONLY.items():
+        at = pattern.find(construct)
+        if at >= 0:
+            raise ColaRuleError(
+                f"'{key}' uses {construct!r}, which is Python-only syntax; Spark's Java regex needs {java}\n"
+                f"    {pattern}\n"
+                f"    {' ' * at}^"
+            )
+    translated, origin = _pythonise(pattern)
     try:
-        re.compile(pattern)
+        re.compile(translated)
     except re.error as error:
-        if "\\p{" in pattern or "\\P{" in pattern or "\\Q" in pattern:
-            return  # Java's Unicode classes and quoting are valid for Spark's rlike.
-        position = error.pos if error.pos is not None else len(pattern)
+        at = error.pos if error.pos is not None else len(translated)
+        position = origin[at] if at < len(origin) else len(pattern)
         raise ColaRuleError(
             f"'{key}' is not a valid regex ({error.msg} at position {position})\n"
             f"    {pattern}\n"
@@ -173,7 +297,7 @@ def compile_pattern(pattern: str, key: str = "pattern") -> None:
         ) from error
 
 
-class RegexCheck(BaseCheck):
+class RegexCheck(_LabelledCheck):
     """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail."""
 
     params_spec = {"column": Param(STRING, required=True), "pattern": Param(STRING, required=True)}
@@ -197,8 +321,9 @@ class RegexCheck(BaseCheck):
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         failed = int(values[0])
         if not failed:
-            return CheckResult(self.rule_type, True, f"{self.code}: all values match")
-        message = f"{self.code}: {_plural(failed, 'value')} do not match (NULL counts as not matching)"
+            return CheckResult(self.rule_type, True, f"{self.label}: all values match")
+        verb = "does" if failed == 1 else "do"
+        message = f"{self.label}: {_plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
         return CheckResult(self.rule_type, False, message, failed)
 
 

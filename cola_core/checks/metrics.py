@@ -7,16 +7,22 @@ The metric is the rule's type (``{"type": "missing_percent", ...}``). A rule has
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._format import format_number
 from cola_core._params import STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.checks.base import BaseCheck
 from cola_core.checks.validity import (
+    DATETIME_TEXT,
     MISSING_PARAMS,
     VALIDITY_PARAMS,
+    column_type,
     invalid_condition,
     missing_condition,
+    rule_error,
+    type_family,
     validate_validity,
 )
 from cola_core.errors import ColaRuleError
@@ -47,25 +53,36 @@ def threshold_of(value: Any) -> Threshold:
     return parse_threshold(value)
 
 
-def judge_metric(check: BaseCheck, label: str, value: float | None, failed_count: int = 1) -> CheckResult:
-    """Compare a measured value with ``must_be`` and ``warn``; ``None`` means nothing was measured.
+def judge_metric(
+    check: BaseCheck,
+    label: str,
+    value: float | None,
+    failed_count: int = 1,
+    *,
+    unmeasured: str = "no non-NULL values",
+) -> CheckResult:
+    """Compare a measured value with ``must_be`` and ``warn``.
+
+    ``failed_count`` is 0 whenever the rule passes, warn included (a warn keeps
+    ``passed=True``); the measured number is always in ``metric_value``.
 
     Args:
-        failed_count: what to report as failed_count when the rule does not pass (the
-            offending rows for a row-level metric, 1 for a table-level one).
+        value: the measurement; ``None`` (or NaN) means nothing was measured, and the rule fails.
+        failed_count: what to report as failed_count when the rule fails (the offending rows
+            for a row-level metric, 1 for a table-level one).
+        unmeasured: why nothing was measured, for the message.
     """
     must_be = check.params["must_be"]
-    if value is None:
-        message = f"{label} measured nothing (no non-NULL values), so must_be ({must_be}) cannot be met"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        why = unmeasured if value is None else "the result is NaN because the column holds NaN"
+        message = f"{label}: nothing was measured ({why}), so must_be ({must_be}) is not met"
         return CheckResult(check.rule_type, False, message, 1, None)
     shown = format_number(value)
     if not threshold_of(must_be).accepts(value):
         return CheckResult(check.rule_type, False, f"{label} = {shown} violates must_be ({must_be})", failed_count, value)
     warn = check.params.get("warn")
     if warn is not None and not threshold_of(warn).accepts(value):
-        return CheckResult(
-            check.rule_type, True, f"{label} = {shown} violates warn ({warn})", failed_count, value, "warn"
-        )
+        return CheckResult(check.rule_type, True, f"{label} = {shown} violates warn ({warn})", 0, value, "warn")
     return CheckResult(check.rule_type, True, f"{label} = {shown} meets must_be ({must_be})", 0, value)
 
 
@@ -125,7 +142,8 @@ class MissingMetricCheck(_RowMetricCheck):
     params_spec = {"column": Param(STRING, required=True), **_JUDGED, **MISSING_PARAMS}
 
     def condition(self, df: DataFrame) -> Column:
-        return missing_condition(_f().col(self.params["column"]), self.params)
+        column = self.params["column"]
+        return missing_condition(_f().col(column), self.params, column_type(df, column))
 
 
 class InvalidMetricCheck(_RowMetricCheck):
@@ -139,7 +157,8 @@ class InvalidMetricCheck(_RowMetricCheck):
         validate_validity(params, rule_type)
 
     def condition(self, df: DataFrame) -> Column:
-        return invalid_condition(_f().col(self.params["column"]), self.params)
+        column = self.params["column"]
+        return invalid_condition(_f().col(column), self.params, column_type(df, column))
 
 
 class DistinctMetricCheck(_MetricCheck):
@@ -187,35 +206,76 @@ _STAT_FUNCTIONS = {
 AGGREGATE_METRICS = tuple(_STAT_FUNCTIONS)
 
 
-class ColumnStatCheck(_MetricCheck):
-    """``min``, ``max``, ``avg`` (alias ``mean``), ``sum``, ``stddev`` (sample) over ``column``.
+def _unmeasured(rows: int, measured: int, column: str, needed: int = 1, what: str = "non-NULL values") -> str:
+    if rows == 0:
+        return "the DataFrame is empty"
+    if measured == 0:
+        return f"{column} has no {what}"
+    return f"{column} has {measured} of the {needed} {what} needed"
 
-    An all-NULL column or an empty DataFrame measures nothing, and the rule fails.
+
+class ColumnStatCheck(_MetricCheck):
+    """``min``, ``max``, ``avg`` (alias ``mean``), ``sum``, ``stddev`` (sample) over a numeric
+    ``column``.
+
+    An empty DataFrame, an all-NULL column, or a single value for ``stddev`` measures nothing,
+    and the rule fails. A non-numeric column is a ``ColaRuleError`` (raised before any job).
     """
 
     params_spec = {"column": Param(STRING, required=True), **_JUDGED}
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         F = _f()
+        name = self.params["column"]
+        data_type = column_type(df, name)
+        if type_family(data_type) not in ("numeric", "float"):
+            raise rule_error(
+                self, f"{self.rule_type} needs a numeric column, but {name} is {data_type.simpleString()}; cast it first"
+            )
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
-        return [function(F.col(self.params["column"])).cast("double")]
+        column = F.col(name)
+        return [function(column), F.count(F.lit(1)), F.count(column)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        value = values[0]
-        return judge_metric(self, self.label, None if value is None else float(value))
+        value, rows, measured = values[0], int(values[1]), int(values[2])
+        if isinstance(value, Decimal):
+            value = float(value)  # JSON-safe; a decimal sum keeps 15-16 significant digits
+        needed = 2 if self.rule_type == "stddev" else 1
+        why = _unmeasured(rows, measured, self.params["column"], needed)
+        return judge_metric(self, self.label, value, unmeasured=why)
 
 
 class FreshnessCheck(_MetricCheck):
-    """Seconds from ``current_timestamp()`` of the query to the newest value of ``column``."""
+    """Seconds from ``current_timestamp()`` of the query to the newest value of ``column``.
+
+    The column is a date, a timestamp, or a string holding ISO timestamps (strings that are
+    not are ignored); dates and strings are read in the session time zone. A newest value in
+    the future gives a negative age.
+    """
 
     params_spec = {"column": Param(STRING, required=True), **_JUDGED}
 
+    def _timestamps(self, df: DataFrame) -> Column:
+        F = _f()
+        name = self.params["column"]
+        data_type = column_type(df, name)
+        family = type_family(data_type)
+        if family in ("date", "timestamp"):
+            return F.col(name).cast("timestamp")
+        if family == "string":
+            text = F.col(name)
+            return F.when(text.rlike(DATETIME_TEXT.pattern), text.cast("timestamp"))
+        raise rule_error(
+            self, f"freshness needs a date, timestamp or ISO-text column, but {name} is {data_type.simpleString()}"
+        )
+
     def aggregations(self, df: DataFrame) -> list[Column]:
         F = _f()
-        newest = F.max(F.col(self.params["column"]).cast("timestamp"))
-        age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(newest)
-        return [age_micros]
+        timestamps = self._timestamps(df)
+        age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(F.max(timestamps))
+        return [age_micros, F.count(F.lit(1)), F.count(timestamps)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        micros = values[0]
-        return judge_metric(self, self.label, None if micros is None else micros / 1_000_000)
+        micros, rows, measured = values[0], int(values[1]), int(values[2])
+        why = _unmeasured(rows, measured, self.params["column"], what="timestamps")
+        return judge_metric(self, self.label, None if micros is None else micros / 1_000_000, unmeasured=why)

@@ -28,21 +28,29 @@ _ALIASES = {
     "timestamp_ltz": "timestamp",
     "text": "string",
     "varchar": "string",
+    "char": "string",
 }
 
-_DECIMAL = re.compile(r"^(decimal|numeric|dec)(\(\s*\d+\s*(,\s*\d+\s*)?\))?$")
+# decimal(p,s), and char(n)/varchar(n), which a DataFrame reads as plain strings.
+_SIZED = re.compile(r"\b(decimal|numeric|dec|varchar|char)(\(\d+(,\d+)?\))?(?![a-z0-9_])")
+_WORD = re.compile(r"[a-z_][a-z0-9_]*(?!\w*:)")
 
 
 def normalise_type(name: str) -> str:
-    """Lower-case, resolve aliases, and reduce any ``decimal(p,s)`` to ``decimal``."""
+    """Lower-case, resolve aliases, and reduce any ``decimal(p,s)`` to ``decimal``, also inside
+    complex types: ``array<long>`` is ``array<bigint>``, ``map<str,decimal(10,2)>`` is
+    ``map<string,decimal>``. Struct field names are left alone."""
     text = re.sub(r"\s+", "", name.strip().lower())
-    if _DECIMAL.match(text):
-        return "decimal"
-    return _ALIASES.get(text, text)
+    text = _SIZED.sub(lambda m: "decimal" if m.group(1) in ("decimal", "numeric", "dec") else "string", text)
+    return _WORD.sub(lambda m: _ALIASES.get(m.group(), m.group()), text)
 
 
 class SchemaCheck(BaseCheck):
-    """Required and forbidden columns, and expected types; every problem in one message."""
+    """Required and forbidden columns, and expected types; every problem in one message.
+
+    Column names match case-insensitively, as Spark resolves them by default. failed_count is
+    the number of problems: each missing column, each forbidden column, each wrong type.
+    """
 
     params_spec = {
         "required_columns": Param(STRING_LIST),
@@ -62,20 +70,27 @@ class SchemaCheck(BaseCheck):
         return []  # a missing column is this check's finding, not a malformed rule
 
     def run(self, df: DataFrame) -> CheckResult:
-        actual = {field.name: field.dataType.simpleString() for field in df.schema.fields}
+        """Reads ``df.schema`` only; no Spark job."""
+        actual = {field.name.lower(): field.dataType.simpleString() for field in df.schema.fields}
         problems: list[str] = []
-        missing = [c for c in self.params.get("required_columns", []) if c not in actual]
+        count = 0
+        missing = [c for c in self.params.get("required_columns", []) if c.lower() not in actual]
         if missing:
             problems.append(f"missing required column(s): {', '.join(missing)}")
-        forbidden = [c for c in self.params.get("forbidden_columns", []) if c in actual]
+            count += len(missing)
+        forbidden = [c for c in self.params.get("forbidden_columns", []) if c.lower() in actual]
         if forbidden:
             problems.append(f"forbidden column(s) present: {', '.join(forbidden)}")
+            count += len(forbidden)
         for column, expected in self.params.get("column_types", {}).items():
-            if column not in actual:
+            found = actual.get(column.lower())
+            if found is None:
                 if column not in missing:
                     problems.append(f"column {column} (expected {expected}) does not exist")
-            elif normalise_type(actual[column]) != normalise_type(expected):
-                problems.append(f"column {column} is {actual[column]}, expected {expected}")
+                    count += 1
+            elif normalise_type(found) != normalise_type(expected):
+                problems.append(f"column {column} is {found}, expected {expected}")
+                count += 1
         if problems:
-            return CheckResult(self.rule_type, False, f"schema: {'; '.join(problems)}", len(problems))
+            return CheckResult(self.rule_type, False, f"schema: {'; '.join(problems)}", count)
         return CheckResult(self.rule_type, True, f"schema: matches ({len(actual)} columns)")

@@ -1,47 +1,114 @@
-"""Validity config for ``invalid_*`` metrics, and the named ``valid_format`` patterns.
+"""Validity config for ``invalid_*`` metrics, the named ``valid_format`` patterns, and how rule
+values are compared with a column of any type.
 
 Soda's semantics: a value is valid when it satisfies every validity setting given, and
 invalid when it is present (neither NULL nor one of ``missing_values``) and breaks at least
 one of them.
+
+Spark runs with ANSI mode on by default since 4.0, so comparing a string column with a number
+(or an int column with ``'N/A'``) raises ``CAST_INVALID_INPUT`` in the middle of a job. Every
+comparison here is therefore typed from the column's schema first: rule values that cannot be
+of the column's type are dropped in Python (they can never be equal to a value of it), and
+strings are only cast after a regex has shown that the cast will succeed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cola_core._format import format_value
 from cola_core._params import NUMBER, SCALAR_LIST, STRING, WHOLE, Param
 from cola_core.errors import ColaRuleError
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
-__all__ = ["MISSING_PARAMS", "NAMED_FORMATS", "VALIDITY_PARAMS", "invalid_condition", "missing_condition"]
+    from cola_core.checks.base import BaseCheck
 
-# Java regexes (Spark's rlike), anchored: a format describes the whole value.
+__all__ = [
+    "DATETIME_TEXT",
+    "MISSING_PARAMS",
+    "NAMED_FORMATS",
+    "VALIDITY_PARAMS",
+    "column_type",
+    "comparable_values",
+    "invalid_condition",
+    "is_datetime_text",
+    "missing_condition",
+    "numeric_text",
+    "rule_error",
+    "type_family",
+    "validate_validity",
+]
+
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = rf"({_OCTET}\.){{3}}{_OCTET}"
+_HEX = r"[0-9A-Fa-f]{1,4}"
+# Every way RFC 4291 allows eight 16-bit groups to be written: in full, with one '::' standing
+# for a run of zero groups, or with the last 32 bits as a dotted IPv4 address.
+_IPV6 = "|".join(
+    (
+        rf"({_HEX}:){{7}}{_HEX}",
+        rf"({_HEX}:){{1,7}}:",
+        rf"({_HEX}:){{1,6}}:{_HEX}",
+        rf"({_HEX}:){{1,5}}(:{_HEX}){{1,2}}",
+        rf"({_HEX}:){{1,4}}(:{_HEX}){{1,3}}",
+        rf"({_HEX}:){{1,3}}(:{_HEX}){{1,4}}",
+        rf"({_HEX}:){{1,2}}(:{_HEX}){{1,5}}",
+        rf"{_HEX}:(:{_HEX}){{1,6}}",
+        rf":((:{_HEX}){{1,7}}|:)",
+        rf"({_HEX}:){{6}}{_IPV4}",
+        rf"::([Ff]{{4}}(:0{{1,4}})?:)?{_IPV4}",
+        rf"({_HEX}:){{1,4}}:{_IPV4}",
+    )
+)
+_IPV6_ZONED = rf"({_IPV6})(%[0-9A-Za-z._~-]+)?"
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_EMAIL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_HOST = rf"({_LABEL}\.)*{_LABEL}"
+_DATE = r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+_TIME = r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
+_ZONE = r"([Zz]|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)"
+_NUMBER = r"[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+)"
+
+# Java regexes (Spark's rlike), anchored: a format describes the whole value. Each is also
+# valid for Python's ``re``, so the same patterns check rule values in Python.
 NAMED_FORMATS: dict[str, str] = {
-    "email": r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$",
-    "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-    "phone": r"^\+?[0-9][0-9 ()./-]{5,}[0-9]$",
+    # RFC 5322 dot-atoms on the left; host names of letters, digits and inner hyphens, and a
+    # top-level domain of letters (or an IDN 'xn--' label) on the right.
+    "email": rf"^{_EMAIL_ATOM}(\.{_EMAIL_ATOM})*@({_LABEL}\.)+([A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{1,59}})$",
+    "uuid": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+    # 7 to 15 digits (E.164's maximum), with an optional leading '+', and spaces, dots,
+    # hyphens, slashes or parentheses between them: '+55 (11) 98765-4321', '555-2368'.
+    "phone": r"^\+?\(?[0-9](\)?[ ./-]{0,2}\(?[0-9]){6,14}$",
     "integer": r"^[-+]?[0-9]+$",
-    "decimal": r"^[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+)$",
-    "number": r"^[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+)([eE][-+]?[0-9]+)?$",
-    "percentage": r"^[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+) ?%$",
-    "date": r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
-    "timestamp": (
-        r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[T ]([01][0-9]|2[0-3]):[0-5][0-9]"
-        r"(:[0-5][0-9](\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$"
+    "decimal": rf"^{_NUMBER}$",
+    "number": rf"^{_NUMBER}([eE][-+]?[0-9]+)?$",
+    "percentage": rf"^{_NUMBER} ?%$",
+    "date": rf"^{_DATE}$",
+    "timestamp": rf"^{_DATE}[Tt ]{_TIME}{_ZONE}?$",
+    "ip": rf"^({_IPV4}|{_IPV6_ZONED})$",
+    "ipv4": rf"^{_IPV4}$",
+    # A scheme, an optional user, a host name, IPv4 or bracketed IPv6, an optional port, then
+    # anything but whitespace.
+    "url": (
+        rf"(?i)^(https?|ftps?|sftp)://([^\s/?#@]+@)?({_HOST}|{_IPV4}|\[({_IPV6})\])"
+        r"(:[0-9]{1,5})?([/?#][^\s]*)?$"
     ),
-    "ip": (
-        r"^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$"
-        r"|^([0-9a-fA-F]{0,4}:){2,7}[0-9a-fA-F]{0,4}$"
-    ),
-    "ipv4": r"^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$",
-    "url": r"^(https?|ftp)://[^\s/$.?#][^\s]*$",
-    "boolean": r"^(?i)(true|false|yes|no|y|n|t|f|0|1)$",
+    "boolean": r"(?i)^(true|false|yes|no|y|n|t|f|0|1)$",
     "alphanumeric": r"^[A-Za-z0-9]+$",
-    "credit_card": r"^[0-9]{4}[ -]?[0-9]{4}[ -]?[0-9]{4}[ -]?[0-9]{1,7}$",
-    "cpf": r"^[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}$",
-    "cnpj": r"^[0-9]{2}\.?[0-9]{3}\.?[0-9]{3}/?[0-9]{4}-?[0-9]{2}$",
+    # 13 to 19 digits (every card scheme), optionally grouped by single spaces or hyphens, so
+    # both Visa's 4-4-4-4 and American Express's 4-6-5 pass. No Luhn check.
+    "credit_card": r"^[0-9]([ -]?[0-9]){12,18}$",
+    # Brazilian taxpayer numbers, fully punctuated or bare digits.
+    "cpf": r"^([0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}|[0-9]{11})$",
+    # Since July 2026 new CNPJs may carry upper-case letters in their first 12 positions; the
+    # two check digits stay numeric.
+    "cnpj": r"^([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}|[0-9A-Z]{12}[0-9]{2})$",
 }
 
 MISSING_PARAMS = {"missing_values": Param(SCALAR_LIST)}
@@ -57,6 +124,13 @@ VALIDITY_PARAMS = {
     "valid_max_length": Param(WHOLE),
     "valid_length": Param(WHOLE),
 }
+
+# Text that Spark's string-to-double cast accepts without error under ANSI mode.
+_NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"
+# ISO dates and timestamps that Spark's string cast reads the same way Python does.
+DATETIME_TEXT = re.compile(
+    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?)?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?$"
+)
 
 
 def validate_validity(params: Mapping[str, Any], rule_type: str) -> None:
@@ -78,34 +152,165 @@ def validate_validity(params: Mapping[str, Any], rule_type: str) -> None:
             raise ColaRuleError(f"'{low}' ({params[low]}) is greater than '{high}' ({params[high]})")
 
 
-def missing_condition(column: Column, params: Mapping[str, Any]) -> Column:
-    """True when the value is NULL or one of ``missing_values``."""
-    missing = column.isNull()
-    if params.get("missing_values"):
-        missing = missing | column.isin(list(params["missing_values"]))
+# -- column types ------------------------------------------------------------------------
+
+
+def column_type(df: DataFrame, column: str) -> DataType:
+    """The Spark type of ``column`` in ``df``, read from the schema (no Spark job)."""
+    for field in df.schema.fields:
+        if field.name == column:
+            return field.dataType
+    lowered = column.lower()
+    for field in df.schema.fields:
+        if field.name.lower() == lowered:
+            return field.dataType
+    # A nested field such as 'address.city': let Spark's analyzer resolve it.
+    return df.select(column).schema.fields[0].dataType
+
+
+def type_family(data_type: DataType | None) -> str:
+    """``numeric``, ``float`` (float/double, which can hold NaN), ``string``, ``date``,
+    ``timestamp``, ``boolean``, or ``other``; ``unknown`` when no type is given."""
+    from pyspark.sql import types as T
+
+    if data_type is None:
+        return "unknown"
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return "float"
+    if isinstance(data_type, T.NumericType):
+        return "numeric"
+    if isinstance(data_type, (T.StringType, T.VarcharType, T.CharType)):
+        return "string"
+    if isinstance(data_type, T.DateType):
+        return "date"
+    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+        return "timestamp"
+    if isinstance(data_type, T.BooleanType):
+        return "boolean"
+    return "other"
+
+
+def rule_error(check: BaseCheck, reason: str) -> ColaRuleError:
+    """A ``ColaRuleError`` located at ``check``: the rule does not fit the DataFrame's schema.
+
+    Raised while the planner collects Columns, so still before any Spark job runs.
+    """
+    return ColaRuleError(reason, position=check.position, rule_type=check.rule_type, target=check.target)
+
+
+def numeric_text(text: Column) -> Column:
+    """``text`` as a double when it holds a number, else NULL (never a cast error)."""
     from pyspark.sql import functions as F
 
+    return F.when(text.rlike(_NUMERIC_TEXT), text.cast("double"))
+
+
+def is_datetime_text(text: str) -> bool:
+    """Whether ``text`` is an ISO date or timestamp (``2024-01-31``, ``2024-01-31 10:00:00``)."""
+    return bool(DATETIME_TEXT.match(text))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def comparable_values(values: Sequence[Any], data_type: DataType | None) -> list[Any]:
+    """The rule values that a value of ``data_type`` could equal, converted for a Spark literal.
+
+    Values of another kind are dropped: ``'N/A'`` can never equal a value of an int column,
+    and leaving it in would make ANSI Spark fail the whole job trying to cast it.
+    """
+    family = type_family(data_type)
+    kept: list[Any] = []
+    for value in values:
+        if value is None:
+            continue  # NULL never equals anything; missing-ness is tested with isNull.
+        if family == "string":
+            kept.append(value if isinstance(value, str) else format_value(value))
+        elif family in ("numeric", "float"):
+            if _is_number(value):
+                kept.append(value)
+            elif isinstance(value, str) and re.match(_NUMERIC_TEXT, value):
+                kept.append(float(value))
+        elif family == "boolean":
+            if isinstance(value, bool):
+                kept.append(value)
+            elif isinstance(value, str) and value.strip().lower() in ("true", "false"):
+                kept.append(value.strip().lower() == "true")
+        elif family in ("date", "timestamp"):
+            text = format_value(value) if isinstance(value, (dt.date, dt.datetime)) else value
+            # ISO text is cast by Spark in the session time zone, like any SQL literal.
+            if isinstance(text, str) and is_datetime_text(text):
+                kept.append(text)
+        else:
+            kept.append(value)
+    return kept
+
+
+def _is_in(column: Column, values: Sequence[Any], data_type: DataType | None) -> Column:
+    from pyspark.sql import functions as F
+
+    if data_type is None:
+        return column.isin(list(values))
+    kept = comparable_values(values, data_type)
+    if not kept:
+        return F.lit(False)
+    family = type_family(data_type)
+    if family in ("date", "timestamp"):
+        target = data_type.simpleString()
+        return column.isin([F.lit(text).cast(target) for text in kept])
+    return column.isin(kept)
+
+
+# -- conditions --------------------------------------------------------------------------
+
+
+def missing_condition(column: Column, params: Mapping[str, Any], data_type: DataType | None = None) -> Column:
+    """True when the value is NULL or one of ``missing_values``.
+
+    Args:
+        data_type: the column's Spark type; when given, ``missing_values`` that cannot be of
+            that type are ignored instead of making Spark fail on the cast.
+    """
+    from pyspark.sql import functions as F
+
+    missing = column.isNull()
+    if params.get("missing_values"):
+        missing = missing | _is_in(column, params["missing_values"], data_type)
     return F.coalesce(missing, F.lit(False))
 
 
-def invalid_condition(column: Column, params: Mapping[str, Any]) -> Column:
-    """True when the value is present and breaks at least one validity setting."""
+def invalid_condition(column: Column, params: Mapping[str, Any], data_type: DataType | None = None) -> Column:
+    """True when the value is present and breaks at least one validity setting.
+
+    Args:
+        data_type: the column's Spark type. ``valid_min`` / ``valid_max`` compare numbers: a
+            numeric column directly, any other column through its text, where a value that is
+            not a number is invalid.
+    """
     from pyspark.sql import functions as F
 
     text = column.cast("string")
+    family = type_family(data_type)
+    if family == "numeric":
+        number = column
+    elif family == "float":
+        number = F.when(~F.isnan(column), column)  # NaN lies in no interval
+    else:
+        number = numeric_text(text)
     valid: list[Column] = []
     if params.get("valid_values") is not None:
-        valid.append(column.isin(list(params["valid_values"])))
+        valid.append(_is_in(column, params["valid_values"], data_type))
     if params.get("invalid_values") is not None:
-        valid.append(~column.isin(list(params["invalid_values"])))
+        valid.append(~_is_in(column, params["invalid_values"], data_type))
     if params.get("valid_format") is not None:
         valid.append(text.rlike(NAMED_FORMATS[params["valid_format"]]))
     if params.get("valid_regex") is not None:
         valid.append(text.rlike(params["valid_regex"]))
     if params.get("valid_min") is not None:
-        valid.append(column >= F.lit(params["valid_min"]))
+        valid.append(number >= F.lit(params["valid_min"]))
     if params.get("valid_max") is not None:
-        valid.append(column <= F.lit(params["valid_max"]))
+        valid.append(number <= F.lit(params["valid_max"]))
     if params.get("valid_min_length") is not None:
         valid.append(F.length(text) >= params["valid_min_length"])
     if params.get("valid_max_length") is not None:
@@ -115,6 +320,6 @@ def invalid_condition(column: Column, params: Mapping[str, Any]) -> Column:
     all_valid = valid[0]
     for condition in valid[1:]:
         all_valid = all_valid & condition
-    # A comparison that yields NULL on a present value (e.g. a non-numeric string against
+    # A setting that yields NULL on a present value (e.g. a non-numeric string against
     # valid_min) cannot vouch for the value, so it counts as invalid.
-    return ~missing_condition(column, params) & ~F.coalesce(all_valid, F.lit(False))
+    return ~missing_condition(column, params, data_type) & ~F.coalesce(all_valid, F.lit(False))
