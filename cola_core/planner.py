@@ -1,12 +1,23 @@
 """The planner: the only place that starts Spark actions for ``run``.
 
-A block costs one ``df.agg(...)`` for every plain aggregate of every check (aliases are
-namespaced per check, so checks cannot collide), plus, per distinct column set, either a
-``count(DISTINCT struct(...))`` inside that same agg (``inline``) or one extra aggregation
-(``separate``). ``separate`` is the default: a distinct inside a large agg makes Spark plan an
-Expand that multiplies every input row, and the benchmark in ``benchmarks/`` measured it
-slower. ``sql`` rules and custom checks that only implement ``run(df)`` keep their own action;
-``schema`` reads the schema and starts none.
+A block costs one ``df.agg(...)`` holding every plain aggregate of every check, with aliases
+namespaced per check (``_cola_<check>_<offset>``) so checks cannot collide; each check reads
+back its own slice of the one row. Distinct-row counts (``unique``, ``duplicate_*``,
+``distinct_count``) are grouped by column set, so ``unique(id)`` and ``duplicate_count(id)``
+share one count, and each set is computed one of two ways:
+
+- ``separate`` (the default): one extra aggregation per set,
+  ``df.select(set).distinct().count()``;
+- ``inline``: a ``count(DISTINCT ...)`` inside the block's agg.
+
+Inline saves a job but not work: Spark plans a distinct inside a global agg by grouping the
+whole table on the distinct key, so every other aggregate of the block is carried through
+that hash aggregation and its shuffle, and two or more distinct sets add an Expand that
+copies every input row once per set. The benchmark in ``benchmarks/`` measures the two (see
+``docs/sections/performance.md``).
+
+``schema`` reads the schema and starts no job. ``sql`` rules and custom checks that only
+implement ``run(df)`` keep their own action.
 """
 
 from __future__ import annotations
@@ -19,28 +30,46 @@ from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
-__all__ = ["DISTINCT_STRATEGIES", "BlockPlan", "ensure_columns", "run_block"]
+__all__ = [
+    "DISTINCT_STRATEGIES",
+    "BlockPlan",
+    "count_distinct_rows",
+    "distinct_count_column",
+    "distinct_key",
+    "ensure_columns",
+    "plan_block",
+    "run_block",
+]
 
 DISTINCT_STRATEGIES = ("separate", "inline")
 
 
 def distinct_key(columns: Sequence[str]) -> tuple[str, ...]:
-    """The distinct count over (a, b) equals the one over (b, a): share it."""
+    """The set a distinct count runs over: (a, b), (b, a) and (a, a, b) all count the same rows."""
     return tuple(sorted(set(columns)))
 
 
 @dataclass
 class BlockPlan:
-    """Which aggregate columns belong to which check, and which distinct sets are needed."""
+    """What the block's checks need from Spark.
 
-    aggregates: list[Any] = field(default_factory=list)
+    Attributes:
+        aggregates: every plain aggregate of every check, aliased ``_cola_<check>_<offset>``.
+        slices: check index -> ``(start, stop)`` of its aggregates in ``aggregates``.
+        distinct_needs: check index -> the distinct sets whose counts follow its slice.
+        own_action: indexes of the checks that run themselves (``sql``, ``schema``, custom).
+    """
+
+    aggregates: list[Column] = field(default_factory=list)
     slices: dict[int, tuple[int, int]] = field(default_factory=dict)
     distinct_needs: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
+    own_action: list[int] = field(default_factory=list)
 
     @property
     def distinct_sets(self) -> list[tuple[str, ...]]:
+        """Each distinct set once, in the order the checks first ask for it."""
         seen: dict[tuple[str, ...], None] = {}
         for sets in self.distinct_needs.values():
             seen.update(dict.fromkeys(sets))
@@ -63,9 +92,11 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
 
 
 def plan_block(df: DataFrame, checks: Sequence[BaseCheck]) -> BlockPlan:
+    """Collect the aggregates and distinct sets of every check that can share the scan."""
     plan = BlockPlan()
     for index, check in enumerate(checks):
         if not check.supports_aggregations:
+            plan.own_action.append(index)
             continue
         columns = check.aggregations(df)
         start = len(plan.aggregates)
@@ -75,27 +106,62 @@ def plan_block(df: DataFrame, checks: Sequence[BaseCheck]) -> BlockPlan:
     return plan
 
 
+def _column(df: DataFrame, name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    # A whole-row set comes from df.columns, where a name may hold a dot or a space: quote
+    # exact top-level names, and leave anything else (a nested "a.b") to Spark's resolver.
+    if name in df.columns:
+        return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(name)
+
+
+def distinct_count_column(df: DataFrame, column_set: Sequence[str]) -> Column:
+    """An aggregate counting distinct rows over ``column_set``, NULL counted as one value."""
+    from pyspark.sql import functions as F
+
+    columns = [_column(df, name) for name in column_set]
+    if len(columns) == 1:
+        # count(DISTINCT c) skips NULL, so add one when a NULL is present. A plain key also
+        # groups faster than the one-field struct the general case needs.
+        (column,) = columns
+        has_null = F.when(F.count(F.lit(1)) > F.count(column), F.lit(1)).otherwise(F.lit(0))
+        return F.count_distinct(column) + has_null
+    # A struct is never NULL, even when its fields are, so NULL equals NULL here.
+    return F.count_distinct(F.struct(*columns))
+
+
+def count_distinct_rows(df: DataFrame, column_set: Sequence[str]) -> int:
+    """One aggregation job: the distinct rows over ``column_set`` (``distinct`` treats NULLs as equal)."""
+    return df.select(*(_column(df, name) for name in column_set)).distinct().count()
+
+
 def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str = "separate") -> list[CheckResult]:
-    """Run every check of a block with as few scans as the checks allow."""
+    """Run every check of a block with as few scans as the checks allow.
+
+    Args:
+        df: the data the rules measure.
+        checks: parsed checks, in rule order.
+        distinct_strategy: ``"separate"`` or ``"inline"`` (see the module docstring).
+
+    Returns:
+        One result per check, in order.
+    """
     if distinct_strategy not in DISTINCT_STRATEGIES:
         raise ValueError(f"distinct_strategy must be one of {DISTINCT_STRATEGIES}, got {distinct_strategy!r}")
     ensure_columns(df, checks)
     plan = plan_block(df, checks)
     aggregates = list(plan.aggregates)
     distinct_counts: dict[tuple[str, ...], int] = {}
-    if distinct_strategy == "inline":
-        from pyspark.sql import functions as F
-
-        inline_at = {}
-        for column_set in plan.distinct_sets:
+    inline_at: dict[tuple[str, ...], int] = {}
+    for number, column_set in enumerate(plan.distinct_sets):
+        if distinct_strategy == "inline":
             inline_at[column_set] = len(aggregates)
-            aggregates.append(F.count_distinct(F.struct(*column_set)).alias(f"_cola_distinct_{len(inline_at)}"))
-    else:
-        for column_set in plan.distinct_sets:
-            distinct_counts[column_set] = df.select(*column_set).distinct().count()
-    row = list(df.agg(*aggregates).first()) if aggregates else []
-    if distinct_strategy == "inline":
-        distinct_counts = {column_set: row[at] for column_set, at in inline_at.items()}
+            aggregates.append(distinct_count_column(df, column_set).alias(f"_cola_distinct_{number}"))
+        else:
+            distinct_counts[column_set] = count_distinct_rows(df, column_set)
+    row: list[Any] = list(df.agg(*aggregates).first()) if aggregates else []
+    distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items()})
 
     results = []
     for index, check in enumerate(checks):
