@@ -1,0 +1,110 @@
+"""What a task does with a results summary: push it, then branch, fail or log.
+
+Shared by the operators and the ``@cola_check`` decorator, so the three behave the same.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from airflow_provider_cola.errors import ColaChecksFailed
+
+if TYPE_CHECKING:
+    from airflow.sdk import BranchMixIn, Context
+
+__all__ = ["ON_FAILURE", "SEVERITIES", "checked_branch", "checked_on_failure", "describe_results", "settle"]
+
+ON_FAILURE = ("fail", "warn", "skip")
+SEVERITIES = ("pass", "warn", "fail")
+
+
+def checked_on_failure(on_failure: Any) -> str:
+    """Refuse (at DAG parse time) an ``on_failure`` other than ``fail``, ``warn`` or ``skip``."""
+    if on_failure not in ON_FAILURE:
+        raise ValueError(f"on_failure must be one of {', '.join(ON_FAILURE)} (lower case), got {on_failure!r}")
+    return on_failure
+
+
+def checked_branch(branch: Any) -> dict[str, list[str]] | None:
+    """Normalise ``{"pass": ..., "warn": ..., "fail": ...}`` to lists of task ids.
+
+    A severity may be left out: when the run ends with it, every downstream task is skipped.
+
+    Raises:
+        ValueError: an unknown severity, or a value that is not a task id or a list of them.
+    """
+    if branch is None:
+        return None
+    if not isinstance(branch, Mapping) or not branch:
+        raise ValueError(
+            'branch must map severities to task ids, e.g. {"pass": "load", "warn": "notify", '
+            f'"fail": "quarantine"}}, got {branch!r}'
+        )
+    normalised: dict[str, list[str]] = {}
+    for severity, targets in branch.items():
+        if severity not in SEVERITIES:
+            raise ValueError(f"branch keys are {', '.join(SEVERITIES)}, got {severity!r}")
+        if isinstance(targets, str):
+            targets = [targets]
+        if not isinstance(targets, (list, tuple)) or not all(isinstance(t, str) and t for t in targets):
+            raise ValueError(f"branch[{severity!r}] must be a task id or a list of task ids, got {targets!r}")
+        normalised[severity] = list(targets)
+    return normalised
+
+
+def describe_results(results: Sequence[Mapping[str, Any]], severity: str) -> str:
+    """One line per result of the given severity: ``[FAIL] <name>: <message>``.
+
+    The engine's messages already start with the rule's code, so only a given ``name`` is
+    added in front of them.
+    """
+    lines = []
+    for result in results:
+        if result["severity"] == severity:
+            name = f"{result['check_name']}: " if result.get("check_name") else ""
+            lines.append(f"  [{severity.upper()}] {name}{result['message']}")
+    return "\n".join(lines)
+
+
+def settle(
+    task: BranchMixIn,
+    context: Context,
+    summary: Mapping[str, Any],
+    *,
+    on_failure: str,
+    branch: Mapping[str, list[str]] | None,
+) -> Mapping[str, Any]:
+    """Push ``summary`` as the task's ``return_value``, then branch, fail or log.
+
+    The push is explicit because branching skips tasks by raising, and so does failing: in
+    both cases the task runner never pushes what ``execute`` would have returned.
+
+    Raises:
+        ColaChecksFailed: a check failed, no ``branch`` is given and ``on_failure`` is ``fail``.
+        DownstreamTasksSkipped: raised by Airflow's branching to skip the other tasks.
+    """
+    context["ti"].xcom_push(key="return_value", value=summary)
+    severity = summary["severity"]
+    results = summary["results"]
+    counts = summary["counts"]
+    task.log.info(
+        "Cola: %s (%d passed, %d warned, %d failed)", severity, counts["pass"], counts["warn"], counts["fail"]
+    )
+    if counts["warn"]:
+        task.log.warning("Cola checks that warned:\n%s", describe_results(results, "warn"))
+    failed = describe_results(results, "fail")
+    if branch is not None:
+        if failed:
+            task.log.warning("Cola checks that failed:\n%s", failed)
+        follow = branch.get(severity)
+        if follow is None:
+            task.log.info("branch has no entry for %r: skipping every downstream task", severity)
+        task.do_branch(context, follow)
+        return summary
+    if not failed:
+        return summary
+    if on_failure == "fail":
+        raise ColaChecksFailed(f"{counts['fail']} of {len(results)} Cola checks failed:\n{failed}", summary)
+    log = task.log.warning if on_failure == "warn" else task.log.info
+    log("Cola checks that failed (on_failure=%r, so the task succeeds):\n%s", on_failure, failed)
+    return summary

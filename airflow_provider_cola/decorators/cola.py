@@ -1,0 +1,192 @@
+"""``@cola_check`` (also ``@task.cola_check``): run Cola rules in the task's own process.
+
+The decorated function receives ``spark`` (a SparkSession, as with ``@task.pyspark``) and
+returns the DataFrame to check. The rules run in-process, and the task pushes the same XCom
+dict as ``ColaCheckOperator``, then branches or applies ``on_failure`` in the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Mapping, Sequence
+
+from airflow.providers.standard.operators.python import PythonOperator
+from airflow.sdk import BaseHook, BranchMixIn
+from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
+
+from airflow_provider_cola._outcome import checked_branch, checked_on_failure, settle
+from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
+from airflow_provider_cola.errors import ColaConfigError
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from pyspark.sql import SparkSession
+
+__all__ = ["cola_check"]
+
+SPARK_ARGUMENT = "spark"
+
+
+class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn):
+    """The operator behind ``@cola_check``; see :func:`cola_check` for the arguments."""
+
+    custom_operator_name = "@task.cola_check"
+    template_fields: Sequence[str] = ("templates_dict", "op_args", "op_kwargs", "rules", "conf")
+    template_fields_renderers: ClassVar[dict[str, str]] = {
+        "templates_dict": "json", "op_args": "py", "op_kwargs": "py", "rules": "json", "conf": "json",
+    }
+    inherits_from_skipmixin = True
+
+    def __init__(
+        self,
+        *,
+        python_callable: Callable[..., Any],
+        rules: list[dict[str, Any]] | str,
+        conn_id: str | None = None,
+        on_failure: str = "fail",
+        branch: Mapping[str, str | list[str]] | None = None,
+        conf: dict[str, Any] | None = None,
+        op_args: Collection[Any] | None = None,
+        op_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.rules = rules
+        self.conn_id = conn_id
+        self.on_failure = checked_on_failure(on_failure)
+        self.branch = checked_branch(branch)
+        self.conf = conf
+        # ``spark`` is injected at execute time; at parse time Airflow binds the call's
+        # arguments to the signature, which fails unless ``spark`` has a default.
+        signature = inspect.signature(python_callable)
+        parameters = [
+            p.replace(default=None) if p.name == SPARK_ARGUMENT else p for p in signature.parameters.values()
+        ]
+        python_callable.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        self._takes_spark = any(
+            p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+        )
+        self._block: RuleBlock | None = None
+        super().__init__(
+            kwargs_to_upstream={"python_callable": python_callable, "op_args": op_args, "op_kwargs": op_kwargs},
+            python_callable=python_callable,
+            op_args=op_args,
+            op_kwargs=op_kwargs,
+            **kwargs,
+        )
+
+    def execute(self, context: Context) -> Mapping[str, Any]:
+        # The rules are checked before any Spark session starts.
+        self._block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.dag))
+        summary = super().execute(context)
+        return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+
+    def execute_callable(self) -> dict[str, Any]:
+        from pyspark.sql import DataFrame
+
+        from cola_core import Cola
+        from cola_core.report import summarise
+
+        assert self._block is not None, "execute() loads the rules first"
+        spark, started_here = self._session()
+        try:
+            if self._takes_spark:
+                self.op_kwargs = {**self.op_kwargs, SPARK_ARGUMENT: spark}
+            df = super().execute_callable()
+            if not isinstance(df, DataFrame):
+                raise ColaConfigError(
+                    f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
+                )
+            return summarise(Cola().run(df, self._block.rules))
+        finally:
+            if started_here:
+                spark.stop()
+
+    def _session(self) -> tuple[SparkSession, bool]:
+        """The session to use, and whether this task started it (and so must stop it).
+
+        A session already active in this process is reused and left running.
+        """
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active, False
+        master, settings = self._connection_settings()
+        settings.update(self.conf or {})
+        if (master.startswith("local") or master.startswith("spark://")) and "spark.pyspark.python" not in settings:
+            # Python workers would otherwise run whatever python3 is on PATH.
+            settings["spark.pyspark.python"] = sys.executable
+        builder = SparkSession.builder.appName(f"{self.dag_id}-{self.task_id}")
+        builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)
+        for key, value in settings.items():
+            builder = builder.config(key, str(value))
+        return builder.getOrCreate(), True
+
+    def _connection_settings(self) -> tuple[str, dict[str, Any]]:
+        """The master URL and the ``spark.*`` settings of ``conn_id`` (``local[*]`` without one)."""
+        if not self.conn_id:
+            return "local[*]", {}
+        conn = BaseHook.get_connection(self.conn_id)
+        if conn.conn_type == "spark_connect":
+            from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+            return SparkConnectHook(self.conn_id).get_connection_url(), {}
+        # As SparkSubmitHook reads it: a full URL or local[n] in host, or scheme + host (+ port).
+        if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
+            master = conn.host
+        else:
+            master = f"{conn.conn_type}://{conn.host or ''}"
+        if conn.port:
+            master = f"{master}:{conn.port}"
+        extra = conn.extra_dejson
+        return master, {key: value for key, value in extra.items() if str(key).startswith("spark.")}
+
+
+def cola_check(
+    python_callable: Callable[..., Any] | None = None,
+    *,
+    rules: list[dict[str, Any]] | str,
+    conn_id: str | None = None,
+    on_failure: str = "fail",
+    branch: Mapping[str, str | list[str]] | None = None,
+    conf: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> TaskDecorator:
+    """Turn a function that returns a DataFrame into a Cola quality-gate task.
+
+    Example::
+
+        @cola_check(rules=[{"type": "not_null", "columns": ["id"]}], on_failure="warn")
+        def orders(spark):
+            return spark.read.parquet("/data/orders")
+
+    Args:
+        python_callable: the function; it may take ``spark`` (the session, injected at run
+            time) and must return a Spark DataFrame.
+        rules: a list of rule dicts, or the path of a JSON/YAML rules file (relative paths
+            are taken from the DAG file's folder). (templated)
+        conn_id: a Spark connection (``spark`` or ``spark_connect``) giving the master and its
+            ``spark.*`` extras; ``local[*]`` when not given. A session already active in
+            the process is used as it is.
+        on_failure: ``fail`` (default), ``warn`` or ``skip``, as for ``ColaCheckOperator``.
+        branch: ``{"pass": ..., "warn": ..., "fail": ...}``, as for ``ColaCheckOperator``.
+        conf: Spark settings for the session the task starts. (templated)
+        **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
+
+    Returns:
+        A task decorator; calling the decorated function in a DAG creates the task, whose XCom
+        ``return_value`` is ``{"severity", "passed", "counts", "results"}``.
+    """
+    kwargs.pop("multiple_outputs", None)  # the result is one dict, pushed as one value
+    return task_decorator_factory(
+        python_callable=python_callable,
+        multiple_outputs=False,
+        decorated_operator_class=_ColaCheckDecoratedOperator,
+        rules=rules,
+        conn_id=conn_id,
+        on_failure=on_failure,
+        branch=branch,
+        conf=conf,
+        **kwargs,
+    )

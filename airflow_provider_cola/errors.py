@@ -1,0 +1,38 @@
+"""The errors the provider raises, sorted by what Airflow should do next.
+
+- :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output).
+  Retrying cannot help, so it is an ``AirflowFailException`` and fails the task at once.
+- :class:`ColaChecksFailed`: the data broke a rule under ``on_failure="fail"``. Also final:
+  a retry would read the same data.
+- :class:`ColaJobError`: the Spark job crashed, or left no results (or unreadable ones).
+  This may be transient (a lost executor, a busy cluster), so it is a plain
+  ``AirflowException`` and the task's ``retries`` apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError"]
+
+
+class ColaConfigError(AirflowFailException):
+    """Rules, source or outputs are malformed; raised before anything is submitted."""
+
+
+class ColaJobError(AirflowException):
+    """The Spark job did not produce a usable results file. The message ends with the Spark log."""
+
+
+class ColaChecksFailed(AirflowFailException):
+    """At least one check failed and ``on_failure`` is ``"fail"``.
+
+    Attributes:
+        summary: the results summary that was pushed to XCom.
+    """
+
+    def __init__(self, message: str, summary: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.summary = summary

@@ -1,0 +1,156 @@
+"""Running the Cola job through ``SparkSubmitHook``: finding spark-submit, its environment, its log.
+
+Airflow often runs from a virtualenv that is not activated, so the venv's ``bin/`` is not on
+``PATH``. The hook only accepts the bare names ``spark-submit``/``spark2-submit``/
+``spark3-submit``, and pyspark's ``spark-submit`` script itself runs whatever ``python3`` is
+on ``PATH`` to find Spark's home. Both are solved by putting the running interpreter's
+folder first on ``PATH`` while the hook runs spark-submit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections import deque
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.log import mask_secret
+
+from airflow_provider_cola.errors import ColaJobError
+
+__all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "mask_sensitive_settings"]
+
+# Spark's log4j lines at INFO say what Spark did, not what went wrong; a failure message
+# leaves them out so that the traceback and the error lines fit in its tail.
+_INFO_LINE = re.compile(r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\")")
+_SENSITIVE_NAME = re.compile(r"secret|password|passwd|token|credential|private|access[._-]?key|api[._-]?key", re.I)
+_TAIL_LINES = 30
+
+
+def interpreter_bin_dir(binary: str) -> Path | None:
+    """The running interpreter's folder, when ``binary`` is there but not on ``PATH``.
+
+    This is the case of an unactivated virtualenv with pyspark installed: its
+    ``bin/spark-submit`` sits next to ``sys.executable``.
+    """
+    if shutil.which(binary):
+        return None
+    folder = Path(sys.executable).parent
+    return folder if (folder / binary).is_file() else None
+
+
+def _uses_local_python(master: str) -> bool:
+    # Local mode and a standalone cluster on this machine run executors from this Python; on
+    # YARN or Kubernetes the executors' Python is the cluster's business.
+    return master.startswith("local") or master.startswith("spark://")
+
+
+@contextmanager
+def launcher_environment(
+    binary: str, master: str, env_vars: Mapping[str, Any] | None, conf: Mapping[str, Any] | None
+) -> Iterator[dict[str, str]]:
+    """Set up this process's environment for the spark-submit the hook is about to start.
+
+    The hook starts spark-submit (and, on a cluster, its status and kill commands) with this
+    process's environment, so the changes are made here and undone on exit:
+
+    - ``PATH`` starts with the interpreter's folder when spark-submit is only found there;
+    - ``PYSPARK_PYTHON`` is this interpreter, for a local or standalone master, unless the
+      user set it (in the environment, ``env_vars`` or ``spark.pyspark.python``).
+
+    Yields:
+        the variables that were set, for the log.
+    """
+    changes: dict[str, str] = {}
+    folder = interpreter_bin_dir(binary)
+    if folder is not None:
+        changes["PATH"] = os.pathsep.join([str(folder), os.environ.get("PATH", "")])
+    user_set_python = (
+        "PYSPARK_PYTHON" in os.environ
+        or "PYSPARK_PYTHON" in (env_vars or {})
+        or "spark.pyspark.python" in (conf or {})
+    )
+    if not user_set_python and _uses_local_python(master):
+        changes["PYSPARK_PYTHON"] = sys.executable
+    saved = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
+    try:
+        yield changes
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def mask_sensitive_settings(*settings: Mapping[str, Any] | None) -> None:
+    """Register with Airflow's secrets masker every value whose key looks like a secret.
+
+    Spark conf such as ``spark.hadoop.fs.s3a.secret.key`` and reader options such as
+    ``password`` may be echoed by Spark in its log; masked, they never reach the task log.
+    """
+    for mapping in settings:
+        for key, value in (mapping or {}).items():
+            if _SENSITIVE_NAME.search(str(key)) and value not in (None, ""):
+                mask_secret(str(value))
+
+
+class ColaSubmitHook(SparkSubmitHook):
+    """``SparkSubmitHook`` that keeps the tail of the Spark log and explains failures.
+
+    Every failure of ``submit`` (spark-submit missing, a non-zero exit) becomes a
+    :class:`ColaJobError` whose message ends with the last meaningful lines of the log.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cola_log: deque[str] = deque(maxlen=400)
+
+    @property
+    def master(self) -> str:
+        """The master URL resolved from the connection (``yarn`` when there is none)."""
+        return str(self._connection["master"])
+
+    @property
+    def deploy_mode(self) -> str:
+        """``client`` or ``cluster``."""
+        return self._connection["deploy_mode"] or "client"
+
+    def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
+        def keep(lines: Iterator[Any]) -> Iterator[Any]:
+            for line in lines:
+                self._cola_log.append(str(line).rstrip("\n"))
+                yield line
+
+        super()._process_spark_submit_log(keep(itr))
+
+    def log_tail(self) -> str:
+        """The last lines of the Spark log, INFO lines left out, secrets masked."""
+        lines = [line for line in self._cola_log if line.strip() and not _INFO_LINE.match(line)]
+        if not lines:
+            return "(spark-submit printed nothing)"
+        return "\n".join(self._mask_cmd([line]) for line in lines[-_TAIL_LINES:])
+
+    def submit(self, application: str = "", **kwargs: Any) -> str | None:
+        """Run spark-submit and wait for it; raises :class:`ColaJobError` when it fails."""
+        try:
+            return super().submit(application, **kwargs)
+        except FileNotFoundError as error:
+            raise ColaJobError(
+                f"{self.spark_binary} was not found: put Spark's bin/ on PATH, install pyspark next to "
+                f"this Python ({sys.executable}), or set spark-binary on the connection"
+            ) from error
+        except AirflowException as error:
+            process = self._submit_sp
+            code = process.returncode if process is not None else None
+            raise ColaJobError(
+                f"the Cola Spark job failed (spark-submit exit code {code}).\n"
+                f"Last lines of the Spark log:\n{self.log_tail()}"
+            ) from error

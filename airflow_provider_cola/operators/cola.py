@@ -1,0 +1,352 @@
+"""``ColaCheckOperator`` and ``ColaSplitOperator``: the Cola job submitted with ``SparkSubmitHook``.
+
+Both validate the rules and the source in the worker, submit ``cola_core``'s job entry point
+with ``cola_core`` shipped as a ``--py-files`` zip, read the results file back, push it to
+XCom, and then branch on the worst severity or apply ``on_failure``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+
+from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_cola._outcome import checked_branch, checked_on_failure, settle
+from airflow_provider_cola._rules import checked_output, checked_source, dag_folder, load_rules
+from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.operators._results import ResultsFile
+from airflow_provider_cola.operators._spark_submit import (
+    ColaSubmitHook,
+    launcher_environment,
+    mask_sensitive_settings,
+)
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+__all__ = ["ColaCheckOperator", "ColaSplitOperator"]
+
+_SUBMIT_TEMPLATE_FIELDS = (
+    "conf",
+    "files",
+    "py_files",
+    "archives",
+    "jars",
+    "packages",
+    "driver_class_path",
+    "env_vars",
+    "name",
+    "keytab",
+    "principal",
+    "proxy_user",
+    "properties_file",
+)
+
+
+class ColaCheckOperator(BaseOperator, BranchMixIn):
+    """Check a source against Cola rules on Spark, push the results to XCom, and gate the DAG.
+
+    The rules and the source are validated in the worker before anything is submitted: a
+    malformed rule fails the task at once with the engine's message. The job runs through
+    ``SparkSubmitHook`` with ``cola_core`` shipped as a zip, so the cluster needs only Spark.
+
+    XCom ``return_value`` is ``{"severity", "passed", "counts", "results"}``. With ``branch``,
+    the task follows the tasks mapped to the worst severity and skips the other downstream
+    tasks (all of them when that severity is not in the mapping). Without it, ``on_failure``
+    decides what a failed check does.
+
+    Args:
+        rules: a list of rule dicts, or the path of a JSON/YAML rules file (relative paths
+            are taken from the DAG file's folder). (templated)
+        source: ``{"path": ..., "format": "parquet", "options": {...}}``, ``{"table": ...}``
+            or ``{"query": "SELECT ..."}``. (templated)
+        conn_id: the Spark connection, e.g. ``{"conn_type": "spark", "host": "local[2]"}``.
+        on_failure: without ``branch``: ``fail`` (default) fails the task, after XCom and
+            the report are written, without retrying; ``warn`` and ``skip`` let it succeed
+            and log the failed checks (as a warning, or as information).
+        branch: ``{"pass": ..., "warn": ..., "fail": ...}``, each a task id or a list of them.
+        report: where to write the report, one row per result: an output config
+            ``{"path" | "table", "format", "mode", "partition_by", "options"}`` or a parquet
+            path. (templated)
+        pipeline: the pipeline name written in the report; ``<dag_id>.<task_id>`` by default.
+            (templated)
+        results_uri: a folder both this worker and the Spark driver can reach, for the
+            results file. Needed in cluster deploy mode; in client mode a temporary file is
+            used. (templated)
+        conf, files, py_files, archives, jars, packages, exclude_packages, repositories,
+        driver_class_path, total_executor_cores, executor_cores, executor_memory,
+        driver_memory, num_executors, keytab, principal, proxy_user, name, env_vars,
+        verbose, spark_binary, properties_file, yarn_queue, deploy_mode,
+        status_poll_interval: passed to ``SparkSubmitHook`` as for ``SparkSubmitOperator``.
+            ``py_files`` is added to the ``cola_core`` zip. (conf, files, py_files,
+            archives, jars, packages, driver_class_path, env_vars, name, keytab, principal,
+            proxy_user and properties_file are templated.)
+    """
+
+    template_fields: Sequence[str] = (
+        "rules",
+        "source",
+        "report",
+        "pipeline",
+        "results_uri",
+        *_SUBMIT_TEMPLATE_FIELDS,
+    )
+    template_fields_renderers: ClassVar[dict[str, str]] = {"rules": "json", "source": "json", "conf": "json"}
+    ui_color = "#f5d76e"
+    # Tells the scheduler that this task may skip its downstream tasks (as branch operators do).
+    inherits_from_skipmixin = True
+
+    command: ClassVar[str] = "check"
+
+    def __init__(
+        self,
+        *,
+        rules: list[dict[str, Any]] | str,
+        source: dict[str, Any],
+        conn_id: str = "spark_default",
+        on_failure: str = "fail",
+        branch: Mapping[str, str | list[str]] | None = None,
+        report: dict[str, Any] | str | None = None,
+        pipeline: str | None = None,
+        results_uri: str | None = None,
+        conf: dict[str, Any] | None = None,
+        files: str | None = None,
+        py_files: str | None = None,
+        archives: str | None = None,
+        jars: str | None = None,
+        packages: str | None = None,
+        exclude_packages: str | None = None,
+        repositories: str | None = None,
+        driver_class_path: str | None = None,
+        total_executor_cores: int | None = None,
+        executor_cores: int | None = None,
+        executor_memory: str | None = None,
+        driver_memory: str | None = None,
+        num_executors: int | None = None,
+        keytab: str | None = None,
+        principal: str | None = None,
+        proxy_user: str | None = None,
+        name: str | None = None,
+        env_vars: dict[str, Any] | None = None,
+        verbose: bool = False,
+        spark_binary: str | None = None,
+        properties_file: str | None = None,
+        yarn_queue: str | None = None,
+        deploy_mode: str | None = None,
+        status_poll_interval: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        # Only stored (and the cheap, static arguments checked): DAG parsing stays fast.
+        self.rules = rules
+        self.source = source
+        self.conn_id = conn_id
+        self.on_failure = checked_on_failure(on_failure)
+        self.branch = checked_branch(branch)
+        self.report = report
+        self.pipeline = pipeline
+        self.results_uri = results_uri
+        self.conf = conf
+        self.files = files
+        self.py_files = py_files
+        self.archives = archives
+        self.jars = jars
+        self.packages = packages
+        self.exclude_packages = exclude_packages
+        self.repositories = repositories
+        self.driver_class_path = driver_class_path
+        self.total_executor_cores = total_executor_cores
+        self.executor_cores = executor_cores
+        self.executor_memory = executor_memory
+        self.driver_memory = driver_memory
+        self.num_executors = num_executors
+        self.keytab = keytab
+        self.principal = principal
+        self.proxy_user = proxy_user
+        self.name = name
+        self.env_vars = env_vars
+        self.verbose = verbose
+        self.spark_binary = spark_binary
+        self.properties_file = properties_file
+        self.yarn_queue = yarn_queue
+        self.deploy_mode = deploy_mode
+        self.status_poll_interval = status_poll_interval
+        self._hook: ColaSubmitHook | None = None
+
+    def execute(self, context: Context) -> Mapping[str, Any]:
+        """Validate, submit, read the results, push them to XCom, then branch or fail."""
+        block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.dag))
+        source = checked_source(self.source)
+        outputs = self._output_arguments()
+        mask_sensitive_settings(self.conf, self.env_vars, source.options)
+        deploy_mode = self._resolved_deploy_mode()
+        with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
+            if deploy_mode == "cluster" and not self.results_uri:
+                raise ColaConfigError(
+                    "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
+                    "through a local file: set results_uri to a folder both this worker and the driver reach"
+                )
+            results = ResultsFile(workdir, self.results_uri)
+            rules_file, shipped = self._rules_file(block, Path(workdir), deploy_mode)
+            arguments = [
+                self.command,
+                "--rules", rules_file,
+                *_source_arguments(source),
+                "--results", results.target,
+                "--pipeline", self.pipeline or f"{self.dag_id}.{self.task_id}",
+                *outputs,
+                # Exit 0 once the results file is written, even when checks failed: the hook
+                # treats any non-zero exit as a crash, and the decision is made from the file.
+                "--fail-exit-code", "0",
+            ]
+            self._hook = self._make_hook(arguments, shipped)
+            with launcher_environment(self._hook.spark_binary, self._hook.master, self.env_vars, self.conf) as env:
+                if env:
+                    self.log.info("spark-submit environment: %s", env)
+                self._hook.submit(str(_job_entry_path()))
+            summary = results.read(split=self.command == "split", log_tail=self._hook.log_tail)
+        return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+
+    def on_kill(self) -> None:
+        """Stop the Spark application (and spark-submit) through the hook."""
+        if self._hook is not None:
+            self._hook.on_kill()
+
+    def _output_arguments(self) -> list[str]:
+        if self.report is None:
+            return []
+        checked_output(self.report, "report")
+        return ["--report", _output_text(self.report)]
+
+    def _resolved_deploy_mode(self) -> str:
+        # Resolved as the hook does (argument, then the connection's extra), before the hook
+        # exists, because the arguments it is built with depend on it.
+        if self.deploy_mode:
+            return self.deploy_mode
+        try:
+            extra = BaseHook.get_connection(self.conn_id).extra_dejson
+        except AirflowException:
+            return "client"
+        return extra.get("deploy-mode") or "client"
+
+    def _rules_file(self, block: Any, workdir: Path, deploy_mode: str) -> tuple[str, list[str]]:
+        """The ``--rules`` argument, and the files to ship for it.
+
+        In cluster mode the driver runs elsewhere: the file travels with ``--files`` and is
+        read from the driver's working folder by its name.
+        """
+        path = block.path
+        if path is None:
+            path = workdir / "rules.json"
+            path.write_text(json.dumps(block.rules, indent=2), encoding="utf-8")
+        path = path.resolve()
+        if deploy_mode == "cluster":
+            return path.name, [str(path)]
+        return str(path), []
+
+    def _make_hook(self, arguments: list[str], shipped: list[str]) -> ColaSubmitHook:
+        py_files = ",".join(filter(None, [str(_py_files_zip()), self.py_files]))
+        files = ",".join(filter(None, [*shipped, self.files]))
+        return ColaSubmitHook(
+            conf=self.conf,
+            conn_id=self.conn_id,
+            files=files or None,
+            py_files=py_files,
+            archives=self.archives,
+            driver_class_path=self.driver_class_path,
+            jars=self.jars,
+            packages=self.packages,
+            exclude_packages=self.exclude_packages,
+            repositories=self.repositories,
+            total_executor_cores=self.total_executor_cores,
+            executor_cores=self.executor_cores,
+            executor_memory=self.executor_memory,
+            driver_memory=self.driver_memory,
+            keytab=self.keytab,
+            principal=self.principal,
+            proxy_user=self.proxy_user,
+            name=self.name or f"cola-{self.dag_id}-{self.task_id}",
+            num_executors=self.num_executors,
+            status_poll_interval=self.status_poll_interval,
+            application_args=arguments,
+            env_vars=self.env_vars,
+            verbose=self.verbose,
+            spark_binary=self.spark_binary,
+            properties_file=self.properties_file,
+            yarn_queue=self.yarn_queue,
+            deploy_mode=self.deploy_mode,
+        )
+
+
+class ColaSplitOperator(ColaCheckOperator):
+    """Check a source and write its rows to a valid and an invalid (quarantine) output.
+
+    Takes every argument of :class:`ColaCheckOperator`, and branches or fails the same way.
+    Its XCom adds ``valid_count`` and ``invalid_count``, counted during the writes.
+
+    Args:
+        valid_output: where the rows that broke no row-level rule go: an output config or a
+            parquet path. (templated)
+        invalid_output: where the other rows go, with the input's columns. (templated)
+        annotate: the name of an ``array<string>`` column added to the invalid rows, holding
+            the codes of the rules each row broke. (templated)
+    """
+
+    template_fields: Sequence[str] = (*ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate")
+    command: ClassVar[str] = "split"
+
+    def __init__(
+        self,
+        *,
+        valid_output: dict[str, Any] | str,
+        invalid_output: dict[str, Any] | str,
+        annotate: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.valid_output = valid_output
+        self.invalid_output = invalid_output
+        self.annotate = annotate
+
+    def _output_arguments(self) -> list[str]:
+        arguments = super()._output_arguments()
+        for flag, config, what in (
+            ("--valid-output", self.valid_output, "valid_output"),
+            ("--invalid-output", self.invalid_output, "invalid_output"),
+        ):
+            checked_output(config, what)
+            arguments += [flag, _output_text(config)]
+        if self.annotate:
+            arguments += ["--annotate", self.annotate]
+        return arguments
+
+
+def _source_arguments(source: Any) -> list[str]:
+    if source.path is not None:
+        arguments = ["--input", source.path, "--format", source.format]
+        for key, value in source.options.items():
+            arguments += ["--option", f"{key}={value}"]
+        return arguments
+    if source.table is not None:
+        return ["--table", source.table]
+    return ["--query", source.query]
+
+
+def _output_text(config: Mapping[str, Any] | str) -> str:
+    return config if isinstance(config, str) else json.dumps(dict(config))
+
+
+def _py_files_zip() -> Path:
+    from cola_core.shipping import py_files_zip
+
+    return py_files_zip()
+
+
+def _job_entry_path() -> Path:
+    from cola_core.shipping import job_entry_path
+
+    return job_entry_path()
