@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from cola_core.checks.base import BaseCheck
-from cola_core.errors import ColaRuleError
+from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
@@ -146,9 +146,13 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
 
     Returns:
         One result per check, in order.
+
+    Raises:
+        ColaError: for an unknown ``distinct_strategy``.
+        ColaRuleError: for a rule naming a column the DataFrame lacks (before any job).
     """
     if distinct_strategy not in DISTINCT_STRATEGIES:
-        raise ValueError(f"distinct_strategy must be one of {DISTINCT_STRATEGIES}, got {distinct_strategy!r}")
+        raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
     ensure_columns(df, checks)
     plan = plan_block(df, checks)
     aggregates = list(plan.aggregates)

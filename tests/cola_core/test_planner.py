@@ -1,0 +1,235 @@
+"""The planner: how many Spark jobs a block starts, and what each check gets back.
+
+Jobs are counted with a job group and ``statusTracker`` (the ``job_counter`` fixture), on a
+session with adaptive execution off, so a count is exact.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.block import BLOCK, non_distinct_rules
+from benchmarks.generate import generate_orders
+from cola_core import BaseCheck, CheckResult, Cola
+from cola_core.errors import ColaError
+from cola_core.planner import distinct_key, plan_block, run_block
+
+UNIQUE_ID = {"type": "unique", "columns": ["order_id"]}
+DUPLICATES_ID = {"type": "duplicate_count", "column": "order_id", "must_be": "= 0"}
+SQL_QUERY = {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df WHERE amount < 0"}
+
+
+class NoFutureDateCheck(BaseCheck):
+    """Seed 001's custom check, written against the public contract only."""
+
+    def aggregations(self, df):
+        from pyspark.sql import functions as F
+
+        return [F.count(F.when(F.col(self.params["column"]) > F.current_date(), F.lit(1)))]
+
+    def from_aggregations(self, values):
+        failed = int(values[0])
+        if failed:
+            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
+        return CheckResult("no_future_date", True)
+
+
+class CountedRowsCheck(BaseCheck):
+    """A custom check that only implements ``run``: one ``count()`` of its own."""
+
+    def run(self, df):
+        rows = df.count()
+        return CheckResult("counted_rows", rows > 0, f"{rows} rows", 0)
+
+
+class AliasedCheck(BaseCheck):
+    """Aliases its aggregates with names another instance uses too."""
+
+    def aggregations(self, df):
+        from pyspark.sql import functions as F
+
+        return [F.max(self.params["column"]).alias("value"), F.count(F.lit(1)).alias("_cola_0_0")]
+
+    def from_aggregations(self, values):
+        return CheckResult("aliased", True, f"{values[0]} of {values[1]}")
+
+
+def make_cola(distinct_strategy: str = "separate") -> Cola:
+    cola = Cola(distinct_strategy=distinct_strategy)
+    cola.register("no_future_date", NoFutureDateCheck)
+    cola.register("counted_rows", CountedRowsCheck)
+    cola.register("aliased", AliasedCheck)
+    return cola
+
+
+@pytest.fixture(scope="module")
+def orders(spark, tmp_path_factory):
+    """The benchmark's orders table, 5,000 rows, read back from parquet as the benchmark does."""
+    path = tmp_path_factory.mktemp("orders") / "orders.parquet"
+    generate_orders(spark, 5000).write.parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
+def jobs_of(job_counter, cola: Cola, df, rules) -> int:
+    with job_counter.count() as counted:
+        cola.run(df, rules)
+    return counted.jobs
+
+
+# -- job counts ------------------------------------------------------------------------------
+
+
+def test_the_benchmark_block_has_13_plain_rules_and_15_in_all():
+    assert len(non_distinct_rules()) == 13
+    assert len(BLOCK) == 15
+    assert [rule for rule in BLOCK if rule not in non_distinct_rules()] == [UNIQUE_ID, DUPLICATES_ID]
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_13_plain_rules_start_exactly_one_job(job_counter, orders, strategy):
+    assert jobs_of(job_counter, make_cola(strategy), orders, non_distinct_rules()) == 1
+
+
+@pytest.mark.parametrize(("strategy", "jobs"), [("separate", 2), ("inline", 1)])
+def test_unique_and_duplicate_count_on_one_column_set_share_one_count(job_counter, orders, strategy, jobs):
+    assert jobs_of(job_counter, make_cola(strategy), orders, BLOCK) == jobs
+
+
+def test_each_distinct_column_set_adds_one_job_when_separate(job_counter, orders):
+    rules = [
+        *BLOCK,
+        {"type": "distinct_count", "columns": ["status", "customer_id"], "must_be": "> 0"},
+        {"type": "duplicate_percent", "columns": ["customer_id", "status"], "must_be": "< 100%"},
+    ]
+    assert jobs_of(job_counter, make_cola("separate"), orders, rules) == 3
+    assert jobs_of(job_counter, make_cola("inline"), orders, rules) == 1
+
+
+def test_each_sql_query_rule_adds_exactly_one_job(job_counter, orders):
+    cola = make_cola()
+    plain = non_distinct_rules()
+    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY]) == 2
+    second = {"type": "sql", "query": "SELECT max(amount) <= 1000 FROM _validation_df"}
+    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY, second]) == 3
+
+
+def test_a_sql_failed_rows_rule_adds_exactly_one_job(job_counter, orders):
+    rule = {"type": "sql", "failed_rows": "SELECT * FROM _validation_df WHERE amount < 0"}
+    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+
+
+def test_a_custom_check_with_aggregations_joins_the_scan(job_counter, orders):
+    rules = [*non_distinct_rules(), {"type": "no_future_date", "column": "created_at"}]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 1
+    assert results[-1] == CheckResult("no_future_date", True, code="no_future_date(created_at)")
+
+
+def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
+    rules = [*non_distinct_rules(), {"type": "counted_rows"}]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 2
+    assert results[-1] == CheckResult("counted_rows", True, "5000 rows", code="counted_rows")
+
+
+def test_a_schema_only_block_starts_no_job(job_counter, orders):
+    rules = [
+        {"type": "schema", "required_columns": ["order_id", "email"]},
+        {"type": "schema", "column_types": {"amount": "double", "order_id": "string"}},
+    ]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 0
+    assert [r.passed for r in results] == [True, False]
+    assert results[1].message == "schema: column order_id is bigint, expected string"
+
+
+# -- what each check gets back ---------------------------------------------------------------
+
+
+def test_both_distinct_strategies_give_identical_results(orders):
+    # Freshness moves with current_timestamp(); everything else must be equal to the last bit.
+    rules = [
+        *[rule for rule in BLOCK if rule["type"] != "freshness"],
+        {"type": "distinct_count", "columns": ["customer_id", "status"], "must_be": "> 0"},
+        {"type": "distinct_count", "column": "cpf", "must_be": "> 0"},
+        {"type": "duplicate_count", "must_be": "= 0"},
+        {"type": "unique", "columns": ["customer_id"]},
+    ]
+    separate = make_cola("separate").run(orders, rules)
+    inline = make_cola("inline").run(orders, rules)
+    assert inline == separate
+    assert [r.code for r in separate[-4:]] == [
+        "distinct_count(customer_id,status)",
+        "distinct_count(cpf)",
+        "duplicate_count",
+        "unique(customer_id)",
+    ]
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_distinct_counts_treat_null_as_one_value(spark, strategy):
+    df = spark.createDataFrame(
+        [(1, "a"), (1, "a"), (None, "a"), (None, "a"), (None, None), (None, None), (2, None)],
+        "k bigint, v string",
+    )
+    rules = [
+        {"type": "distinct_count", "column": "k", "must_be": "> 0"},
+        {"type": "distinct_count", "columns": ["k", "v"], "must_be": "> 0"},
+        {"type": "unique", "columns": ["v"]},
+        {"type": "duplicate_count", "must_be": "= 0"},
+    ]
+    results = make_cola(strategy).run(df, rules)
+    # As select(cols).distinct().count(): {1, NULL, 2}; {(1,a), (NULL,a), (NULL,NULL), (2,NULL)}; {a, NULL}.
+    assert [r.metric_value for r in results] == [3, 4, None, 3]
+    assert results[2].failed_count == 5
+    assert results[2].message == "unique(v): 5 duplicate rows (7 rows, 2 distinct)"
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_whole_row_distinct_counts_quote_column_names(spark, strategy):
+    df = spark.createDataFrame([(1, 2), (1, 2), (1, 3)], "`a.b` int, `c d` int")
+    (result,) = make_cola(strategy).run(df, [{"type": "duplicate_count", "must_be": "= 0"}])
+    assert (result.metric_value, result.message) == (1, "duplicate_count = 1 violates must_be (= 0)")
+
+
+def test_aliases_are_namespaced_so_checks_cannot_collide(orders):
+    rules = [
+        {"type": "aliased", "column": "amount"},
+        {"type": "aliased", "column": "order_id"},
+        {"type": "row_count", "must_be": "= 5000"},
+    ]
+    checks = make_cola().parse(rules)
+    plan = plan_block(orders, checks)
+    assert plan.slices == {0: (0, 2), 1: (2, 4), 2: (4, 5)}
+    assert orders.agg(*plan.aggregates).columns == ["_cola_0_0", "_cola_0_1", "_cola_1_0", "_cola_1_1", "_cola_2_0"]
+    results = run_block(orders, checks)
+    assert [r.message for r in results] == ["999.85 of 5000", "4999 of 5000", "row_count = 5000 meets must_be (= 5000)"]
+
+
+def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(orders):
+    rules = [
+        {"type": "unique", "columns": ["order_id", "email"]},
+        {"type": "duplicate_count", "columns": ["email", "order_id", "email"], "must_be": "= 0"},
+        {"type": "distinct_count", "column": "status", "must_be": "> 0"},
+        SQL_QUERY,
+        {"type": "schema", "required_columns": ["order_id"]},
+        {"type": "counted_rows"},
+    ]
+    plan = plan_block(orders, make_cola().parse(rules))
+    assert plan.distinct_sets == [("email", "order_id"), ("status",)]
+    assert plan.distinct_needs == {0: [("email", "order_id")], 1: [("email", "order_id")], 2: [("status",)]}
+    assert plan.own_action == [3, 4, 5]
+
+
+def test_distinct_key_ignores_order_and_repeats():
+    assert distinct_key(["b", "a", "b"]) == ("a", "b")
+
+
+def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, orders):
+    with job_counter.count() as counted, pytest.raises(ColaError) as caught:
+        run_block(orders, make_cola().parse(BLOCK), "both")
+    assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
+    assert counted.jobs == 0
