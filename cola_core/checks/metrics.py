@@ -74,7 +74,7 @@ def judge_metric(
     """
     must_be = check.params["must_be"]
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        why = unmeasured if value is None else "the result is NaN because the column holds NaN"
+        why = unmeasured if value is None else "the column holds NaN, so the result is NaN"
         message = f"{label}: nothing was measured ({why}), so must_be ({must_be}) is not met"
         return CheckResult(check.rule_type, False, message, 1, None)
     shown = format_number(value)

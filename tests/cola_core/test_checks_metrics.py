@@ -1,0 +1,591 @@
+"""Metric rules on hand-built DataFrames: every metric, every validity setting, every named
+``valid_format``, warn levels, and the "nothing measured" cases.
+
+Results are compared whole (``CheckResult`` equality covers every field but ``failed_rows``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import time
+from decimal import Decimal
+
+import pytest
+
+from cola_core import CheckResult, Cola, ColaRuleError
+from cola_core._format import format_number
+
+pytestmark = pytest.mark.spark
+
+
+def run_one(df, rule) -> CheckResult:
+    [result] = Cola().run(df, [rule])
+    return result
+
+
+def refused(rule) -> str:
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([rule])
+    return str(raised.value)
+
+
+def metric(rule_type, passed, message, failed_count, value, severity=None, name=None, code=None) -> CheckResult:
+    return CheckResult(rule_type, passed, message, failed_count, value, severity, name, code=code)
+
+
+# -- row_count (metric form) -------------------------------------------------------------
+
+
+@pytest.fixture
+def three_rows(spark):
+    return spark.createDataFrame([(1,), (2,), (3,)], "id int")
+
+
+def test_row_count_metric_meets_warns_and_violates(three_rows):
+    assert run_one(three_rows, {"type": "row_count", "must_be": "> 0"}) == metric(
+        "row_count", True, "row_count = 3 meets must_be (> 0)", 0, 3, code="row_count"
+    )
+    assert run_one(three_rows, {"type": "row_count", "must_be": "> 0", "warn": ">= 10"}) == metric(
+        "row_count", True, "row_count = 3 violates warn (>= 10)", 0, 3, "warn", code="row_count"
+    )
+    assert run_one(three_rows, {"type": "row_count", "must_be": "between 5 and 10"}) == metric(
+        "row_count", False, "row_count = 3 violates must_be (between 5 and 10)", 1, 3, code="row_count"
+    )
+
+
+def test_row_count_metric_on_an_empty_dataframe_measures_zero(spark):
+    empty = spark.createDataFrame([], "id int")
+    assert run_one(empty, {"type": "row_count", "must_be": "> 0"}) == metric(
+        "row_count", False, "row_count = 0 violates must_be (> 0)", 1, 0, code="row_count"
+    )
+
+
+def test_legacy_check_wrapper_is_the_same_rule_named_by_its_metric(three_rows):
+    legacy = run_one(three_rows, {"type": "check", "metric": "row_count", "must_be": "= 3"})
+    canonical = run_one(three_rows, {"type": "row_count", "must_be": "= 3"})
+    assert legacy == canonical == metric("row_count", True, "row_count = 3 meets must_be (= 3)", 0, 3, code="row_count")
+
+
+def test_a_bare_number_threshold_means_equality(three_rows):
+    assert run_one(three_rows, {"type": "row_count", "must_be": 3}).passed is True
+    assert run_one(three_rows, {"type": "row_count", "must_be": "4"}) == metric(
+        "row_count", False, "row_count = 3 violates must_be (4)", 1, 3, code="row_count"
+    )
+
+
+# -- distinct_count ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def letters(spark):
+    return spark.createDataFrame(
+        [("a", 1), ("a", 1), ("b", 1), (None, 2), (None, 2)], "letter string, n int"
+    )
+
+
+def test_distinct_count_counts_null_as_one_value(letters):
+    assert run_one(letters, {"type": "distinct_count", "column": "letter", "must_be": "= 3"}) == metric(
+        "distinct_count", True, "distinct_count(letter) = 3 meets must_be (= 3)", 0, 3, code="distinct_count(letter)"
+    )
+
+
+def test_distinct_count_over_columns_and_over_the_whole_row(letters):
+    assert run_one(letters, {"type": "distinct_count", "columns": ["letter", "n"], "must_be": "> 5"}) == metric(
+        "distinct_count", False, "distinct_count(letter,n) = 3 violates must_be (> 5)", 1, 3,
+        code="distinct_count(letter,n)",
+    )
+    assert run_one(letters, {"type": "distinct_count", "must_be": "= 3"}).metric_value == 3
+    assert run_one(letters, {"type": "distinct_count", "must_be": "= 3"}).code == "distinct_count"
+
+
+def test_distinct_count_on_an_empty_dataframe_is_zero(spark):
+    empty = spark.createDataFrame([], "letter string")
+    assert run_one(empty, {"type": "distinct_count", "column": "letter", "must_be": "= 0"}).metric_value == 0
+
+
+# -- missing_count / missing_percent -----------------------------------------------------
+
+
+@pytest.fixture
+def cpfs(spark):
+    # 25 rows, 2 of them NULL: missing_percent is exactly 8.
+    values = [f"{n:011d}" for n in range(23)] + [None, None]
+    return spark.createDataFrame([(v,) for v in values], "cpf string")
+
+
+def test_missing_percent_seed_example_message(cpfs):
+    result = run_one(cpfs, {"type": "missing_percent", "column": "cpf", "must_be": "< 5%"})
+    assert result == metric(
+        "missing_percent", False, "missing_percent(cpf) = 8 violates must_be (< 5%)", 2, 8.0,
+        code="missing_percent(cpf)",
+    )
+    assert str(result) == "[FAIL] check: missing_percent(cpf) = 8 violates must_be (< 5%)"
+
+
+def test_missing_percent_warn_keeps_passed_true_with_no_failed_rows(cpfs):
+    result = run_one(
+        cpfs, {"type": "missing_percent", "name": "cpf completeness", "column": "cpf", "must_be": "< 10%", "warn": "= 0"}
+    )
+    assert result == metric(
+        "missing_percent", True, "missing_percent(cpf) = 8 violates warn (= 0)", 0, 8.0, "warn",
+        "cpf completeness", "missing_percent(cpf)",
+    )
+    assert str(result) == "[WARN] cpf completeness: missing_percent(cpf) = 8 violates warn (= 0)"
+
+
+def test_missing_percent_prints_up_to_four_decimals(spark):
+    df = spark.createDataFrame([("a",), (None,), ("c",)], "cpf string")
+    result = run_one(df, {"type": "missing_percent", "column": "cpf", "must_be": "< 5"})
+    assert result.message == "missing_percent(cpf) = 33.3333 violates must_be (< 5)"
+    assert result.metric_value == pytest.approx(100 / 3)
+    assert result.failed_count == 1
+
+
+def test_missing_count_with_missing_values(spark):
+    df = spark.createDataFrame([("a",), ("",), ("N/A",), (None,), ("n/a",)], "cpf string")
+    plain = run_one(df, {"type": "missing_count", "column": "cpf", "must_be": "= 0"})
+    assert plain == metric("missing_count", False, "missing_count(cpf) = 1 violates must_be (= 0)", 1, 1,
+                           code="missing_count(cpf)")
+    sentinels = run_one(df, {"type": "missing_count", "column": "cpf", "missing_values": ["", "N/A"], "must_be": "<= 3"})
+    assert sentinels == metric("missing_count", True, "missing_count(cpf) = 3 meets must_be (<= 3)", 0, 3,
+                               code="missing_count(cpf)")
+
+
+def test_missing_values_that_cannot_be_of_the_column_type_are_ignored(spark):
+    # Under ANSI Spark, comparing an int column with 'N/A' would fail the whole job.
+    df = spark.createDataFrame([(1,), (-1,), (None,), (7,)], "age int")
+    result = run_one(df, {"type": "missing_count", "column": "age", "missing_values": ["", "N/A", -1, "7"],
+                          "must_be": "= 0"})
+    assert result.metric_value == 3  # NULL, -1 and 7 (the text '7' is the number 7)
+
+
+def test_missing_percent_is_zero_on_an_empty_dataframe(spark):
+    empty = spark.createDataFrame([], "cpf string")
+    assert run_one(empty, {"type": "missing_percent", "column": "cpf", "must_be": "< 5%"}) == metric(
+        "missing_percent", True, "missing_percent(cpf) = 0 meets must_be (< 5%)", 0, 0.0, code="missing_percent(cpf)"
+    )
+
+
+def test_missing_percent_of_an_all_null_column_is_100(spark):
+    df = spark.createDataFrame([(None,), (None,)], "cpf string")
+    assert run_one(df, {"type": "missing_percent", "column": "cpf", "must_be": "< 5%"}) == metric(
+        "missing_percent", False, "missing_percent(cpf) = 100 violates must_be (< 5%)", 2, 100.0,
+        code="missing_percent(cpf)",
+    )
+
+
+# -- duplicate_count / duplicate_percent -------------------------------------------------
+
+
+def test_duplicate_count_with_columns_is_rows_minus_distinct_like_unique(spark):
+    df = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (None, "d"), (None, "e")], "id int, name string")
+    duplicate, unique = Cola().run(
+        df, [{"type": "duplicate_count", "column": "id", "must_be": "= 0"}, {"type": "unique", "columns": ["id"]}]
+    )
+    assert duplicate == metric(
+        "duplicate_count", False, "duplicate_count(id) = 2 violates must_be (= 0)", 2, 2, code="duplicate_count(id)"
+    )
+    assert unique.failed_count == duplicate.failed_count == 2
+
+
+def test_duplicate_count_without_columns_is_over_the_whole_row(spark):
+    df = spark.createDataFrame([(1, "a"), (1, "a"), (1, "b"), (None, None), (None, None)], "id int, name string")
+    assert run_one(df, {"type": "duplicate_count", "must_be": "<= 2"}) == metric(
+        "duplicate_count", True, "duplicate_count = 2 meets must_be (<= 2)", 0, 2, code="duplicate_count"
+    )
+
+
+def test_duplicate_percent_is_over_the_row_count(spark):
+    df = spark.createDataFrame([(1,), (1,), (2,)], "id int")
+    assert run_one(df, {"type": "duplicate_percent", "columns": ["id"], "must_be": "< 5%"}) == metric(
+        "duplicate_percent", False, "duplicate_percent(id) = 33.3333 violates must_be (< 5%)", 1, pytest.approx(100 / 3),
+        code="duplicate_percent(id)",
+    )
+
+
+def test_duplicate_percent_is_zero_on_an_empty_dataframe(spark):
+    empty = spark.createDataFrame([], "id int")
+    assert run_one(empty, {"type": "duplicate_percent", "must_be": "= 0"}) == metric(
+        "duplicate_percent", True, "duplicate_percent = 0 meets must_be (= 0)", 0, 0.0, code="duplicate_percent"
+    )
+
+
+def test_distinct_metrics_refuse_column_and_columns_together():
+    assert refused({"type": "duplicate_count", "column": "a", "columns": ["b"], "must_be": "= 0"}) == (
+        "rules[0] (duplicate_count): give 'column' or 'columns', not both"
+    )
+
+
+# -- invalid_count / invalid_percent: validity settings ----------------------------------
+
+
+def invalid_values_of(df, column, settings) -> list:
+    """The values the rule counts as invalid, read back through the split."""
+    rule = {"type": "invalid_count", "column": column, "must_be": "= 0", **settings}
+    return sorted((row[column] for row in Cola().split(df, [rule]).invalid.collect()), key=repr)
+
+
+@pytest.fixture
+def countries(spark):
+    return spark.createDataFrame([("BR",), ("US",), ("XX",), ("usa",), (None,)], "country string")
+
+
+@pytest.mark.parametrize(
+    ("settings", "invalid"),
+    [
+        ({"valid_values": ["BR", "US"]}, ["XX", "usa"]),
+        ({"invalid_values": ["XX"]}, ["XX"]),
+        ({"valid_regex": "^[A-Z]{2}$"}, ["usa"]),
+        ({"valid_format": "alphanumeric"}, []),
+        ({"valid_min_length": 3}, ["BR", "US", "XX"]),
+        ({"valid_max_length": 2}, ["usa"]),
+        ({"valid_length": 2}, ["usa"]),
+        # Soda: valid only when every setting holds; breaking any one is enough to be invalid.
+        ({"valid_length": 2, "invalid_values": ["XX"]}, ["XX", "usa"]),
+        ({"valid_values": ["BR", "US", "usa"], "valid_regex": "^[A-Z]+$"}, ["XX", "usa"]),
+        # A value listed in missing_values is missing, never invalid.
+        ({"valid_length": 2, "missing_values": ["usa"]}, []),
+    ],
+)
+def test_each_validity_setting_on_strings(countries, settings, invalid):
+    assert invalid_values_of(countries, "country", settings) == invalid
+
+
+def test_invalid_count_result_and_percent(countries):
+    assert run_one(countries, {"type": "invalid_count", "column": "country", "valid_values": ["BR", "US"],
+                               "must_be": "= 0"}) == metric(
+        "invalid_count", False, "invalid_count(country) = 2 violates must_be (= 0)", 2, 2, code="invalid_count(country)"
+    )
+    # The percentage is over every row (5), NULLs included.
+    assert run_one(countries, {"type": "invalid_percent", "column": "country", "valid_values": ["BR", "US"],
+                               "must_be": "< 50%", "warn": "< 10%"}) == metric(
+        "invalid_percent", True, "invalid_percent(country) = 40 violates warn (< 10%)", 0, 40.0, "warn",
+        code="invalid_percent(country)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "invalid"),
+    [
+        ({"valid_min": 0}, [-5.0, float("nan")]),
+        ({"valid_max": 10}, [50.0, float("nan")]),
+        ({"valid_min": 0, "valid_max": 10}, [-5.0, 50.0, float("nan")]),
+        ({"valid_values": [1, 2.5]}, [-5.0, 50.0, float("nan")]),
+        ({"invalid_values": [50, "N/A"]}, [50.0]),
+    ],
+)
+def test_numeric_validity_on_a_double_column(spark, settings, invalid):
+    df = spark.createDataFrame([(1.0,), (2.5,), (-5.0,), (50.0,), (float("nan"),), (None,)], "amount double")
+
+    def readable(values):  # NaN != NaN, so compare its name
+        return sorted(("NaN" if math.isnan(v) else v for v in values), key=repr)
+
+    assert readable(invalid_values_of(df, "amount", settings)) == readable(invalid)
+
+
+def test_numeric_validity_on_strings_holding_numbers(spark):
+    # Under ANSI Spark a bare comparison of 'abc' with 0 fails the job; here it is invalid.
+    df = spark.createDataFrame([("5",), ("50",), ("abc",), ("",), (None,)], "amount string")
+    assert invalid_values_of(df, "amount", {"valid_min": 0, "valid_max": 10}) == ["", "50", "abc"]
+    assert invalid_values_of(df, "amount", {"valid_values": [5, 50]}) == ["", "abc"]
+
+
+def test_validity_on_an_empty_dataframe_and_an_all_null_column(spark):
+    for rows in ([], [(None,), (None,)]):
+        df = spark.createDataFrame(rows, "email string")
+        assert run_one(df, {"type": "invalid_percent", "column": "email", "valid_format": "email",
+                            "must_be": "= 0"}) == metric(
+            "invalid_percent", True, "invalid_percent(email) = 0 meets must_be (= 0)", 0, 0.0,
+            code="invalid_percent(email)",
+        )
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({}, "invalid_count needs at least one validity setting (valid_values, invalid_values, valid_format, "
+             "valid_regex, valid_min, valid_max, valid_min_length, valid_max_length, valid_length), "
+             'e.g. {"valid_format": "email"}'),
+        ({"valid_format": "mail"}, "unknown valid_format 'mail'; known formats are alphanumeric, boolean, "
+                                   "cnpj, cpf, credit_card, date, decimal, email, integer, ip, ipv4, number, "
+                                   "percentage, phone, timestamp, url, uuid"),
+        ({"valid_min": 10, "valid_max": 1}, "'valid_min' (10) is greater than 'valid_max' (1)"),
+        ({"valid_regex": "[a-"}, "'valid_regex' is not a valid regex (unterminated character set at position 0)\n"
+                                 "    [a-\n    ^"),
+    ],
+)
+def test_malformed_validity_config(settings, reason):
+    rule = {"type": "invalid_count", "column": "c", "must_be": "= 0", **settings}
+    assert refused(rule) == f"rules[0] (invalid_count): {reason}"
+
+
+# -- every named valid_format ------------------------------------------------------------
+
+NAMED_FORMAT_CASES = {
+    "email": (
+        ["first.last+tag@mail.example.co.uk", "o'brien@example.ie", "USER@EXAMPLE.COM", "a_b@sub-domain.example.com",
+         "user@example.xn--p1ai"],
+        ["plainaddress", "a..b@x.com", ".a@x.com", "user@localhost", "user@-example.com", "a b@x.com",
+         "user@example.c", "user@@example.com"],
+    ),
+    "uuid": (
+        ["123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000",
+         "00000000-0000-0000-0000-000000000000"],
+        ["123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g", "{123e4567-e89b-12d3-a456-426614174000}"],
+    ),
+    "phone": (
+        ["+55 (11) 98765-4321", "(11) 98765-4321", "+1 555-123-4567", "555-2368", "+44 20 7946 0958", "11987654321",
+         "+33.1.23.45.67.89"],
+        ["12345", "555-ABC", "call me", "+55 (11) 98765-4321 ext. 2", "1234567890123456"],
+    ),
+    "integer": (["42", "-7", "+0", "007"], ["4.2", "1e3", "", " 42", "forty"]),
+    "decimal": (["3.14", "-0,5", ".5", "42"], ["1e3", "3.", "1.2.3", "abc"]),
+    "number": (["1e-3", "-2.5E10", "42", "3,14"], ["e10", "1e", "--1", "1,000.5"]),
+    "percentage": (["12%", "12.5 %", "-3,5%"], ["12", "%12", "12 percent"]),
+    "date": (["2024-02-29", "1999-12-31"], ["2024-13-01", "31/12/2024", "2024-1-5", "2024-01-32"]),
+    "timestamp": (
+        ["2024-01-31 23:59:59", "2024-01-31T23:59:59.123Z", "2024-01-31T10:00+05:30", "2024-01-31 10:00",
+         "2024-01-31 10:00:00.123456"],
+        ["2024-01-31", "2024-01-31 24:00:00", "31/01/2024 10:00", "2024-01-31 10"],
+    ),
+    "ip": (
+        ["192.168.0.1", "2001:db8::1", "::1", "::", "fe80::1%eth0", "::ffff:192.0.2.128",
+         "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "64:ff9b::192.0.2.33"],
+        ["256.1.1.1", "1::2::3", "12345::1", "192.168.0", "gggg::1", "1:2:3:4:5:6:7:8:9", ":::"],
+    ),
+    "ipv4": (["10.0.0.255", "0.0.0.0", "255.255.255.255"], ["2001:db8::1", "01.2.3.4", "1.2.3.4.5", "1.2.3"]),
+    "url": (
+        ["https://example.com", "http://localhost:8080/path?q=1#top", "HTTPS://Example.COM/a",
+         "ftp://user@files.example.org/x.csv", "http://192.168.0.1/", "http://[2001:db8::1]:8080/"],
+        ["www.example.com", "https://", "http://exa mple.com", "mailto:a@b.com", "https://-bad-.com"],
+    ),
+    "boolean": (["true", "FALSE", "Y", "0", "no"], ["maybe", "2", "truee"]),
+    "alphanumeric": (["abc123", "ABC", "7"], ["abc-123", "São", "a b"]),
+    "credit_card": (
+        ["4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111", "3782 822463 10005", "6011000990139424"],
+        ["4111 1111 1111", "4111  1111 1111 1111", "abcd efgh ijkl mnop", "41111111111111111111"],
+    ),
+    "cpf": (["123.456.789-09", "12345678909"], ["123.456.789.09", "1234567890", "123.45678909", "123.456.789-0X"]),
+    "cnpj": (
+        ["12.345.678/0001-95", "12345678000195", "12.ABC.345/01DE-35", "12ABC34501DE35"],
+        ["12.345.678/0001-9X", "1234567800019", "12.345.678/0001/95", "12.abc.345/01de-35"],
+    ),
+}
+
+
+def test_every_named_format_has_cases():
+    from cola_core.checks.validity import NAMED_FORMATS
+
+    assert sorted(NAMED_FORMAT_CASES) == sorted(NAMED_FORMATS)
+
+
+@pytest.mark.parametrize("fmt", sorted(NAMED_FORMAT_CASES))
+def test_named_valid_format_on_real_world_values(spark, fmt):
+    good, bad = NAMED_FORMAT_CASES[fmt]
+    df = spark.createDataFrame([(v,) for v in [*good, *bad, None]], "value string")
+    assert invalid_values_of(df, "value", {"valid_format": fmt}) == sorted(bad, key=repr)
+
+
+def test_named_formats_read_typed_columns_through_their_text(spark):
+    df = spark.createDataFrame(
+        [(7, True, dt.date(2024, 1, 31), dt.datetime(2024, 1, 31, 10, 0, 0))], "n int, ok boolean, d date, ts timestamp"
+    )
+    for column, fmt in (("n", "integer"), ("ok", "boolean"), ("d", "date"), ("ts", "timestamp")):
+        assert invalid_values_of(df, column, {"valid_format": fmt}) == []
+
+
+# -- min, max, avg, mean, sum, stddev ----------------------------------------------------
+
+
+@pytest.fixture
+def amounts(spark):
+    return spark.createDataFrame([(1,), (2,), (3,), (4,), (None,)], "amount int")
+
+
+@pytest.mark.parametrize(
+    ("rule_type", "must_be", "value", "shown"),
+    [
+        ("min", "= 1", 1, "1"),
+        ("max", "= 4", 4, "4"),
+        ("avg", "between 2 and 3", 2.5, "2.5"),
+        ("mean", "between 2 and 3", 2.5, "2.5"),
+        ("sum", "= 10", 10, "10"),
+        # Sample standard deviation: sqrt(5/3); the population one would be sqrt(5/4).
+        ("stddev", "> 1.2", math.sqrt(5 / 3), "1.291"),
+    ],
+)
+def test_column_statistics_ignore_nulls(amounts, rule_type, must_be, value, shown):
+    result = run_one(amounts, {"type": rule_type, "column": "amount", "must_be": must_be})
+    assert result == metric(
+        rule_type, True, f"{rule_type}(amount) = {shown} meets must_be ({must_be})", 0, pytest.approx(value),
+        code=f"{rule_type}(amount)",
+    )
+
+
+def test_integral_averages_print_without_decimals(spark):
+    df = spark.createDataFrame([(7,), (9,)], "amount int")
+    result = run_one(df, {"type": "avg", "column": "amount", "must_be": "< 5"})
+    assert result == metric("avg", False, "avg(amount) = 8 violates must_be (< 5)", 1, 8.0, code="avg(amount)")
+
+
+def test_sum_of_longs_is_exact_and_of_decimals_is_a_float(spark):
+    longs = spark.createDataFrame([(9007199254740993,), (0,)], "n bigint")
+    assert run_one(longs, {"type": "sum", "column": "n", "must_be": "> 0"}).metric_value == 9007199254740993
+    decimals = spark.createDataFrame([(Decimal("1.25"),), (Decimal("2.50"),)], "price decimal(10,2)")
+    result = run_one(decimals, {"type": "sum", "column": "price", "must_be": "= 3.75"})
+    assert result == metric("sum", True, "sum(price) = 3.75 meets must_be (= 3.75)", 0, 3.75, code="sum(price)")
+    assert type(result.metric_value) is float
+
+
+@pytest.mark.parametrize("rule_type", ["min", "max", "avg", "mean", "sum", "stddev"])
+def test_statistics_of_nothing_fail_saying_nothing_was_measured(spark, rule_type):
+    empty = spark.createDataFrame([], "amount double")
+    nulls = spark.createDataFrame([(None,), (None,)], "amount double")
+    for df, why in ((empty, "the DataFrame is empty"), (nulls, "amount has no non-NULL values")):
+        assert run_one(df, {"type": rule_type, "column": "amount", "must_be": "> 0"}) == metric(
+            rule_type, False, f"{rule_type}(amount): nothing was measured ({why}), so must_be (> 0) is not met",
+            1, None, code=f"{rule_type}(amount)",
+        )
+
+
+def test_stddev_of_a_single_value_measures_nothing(spark):
+    df = spark.createDataFrame([(5.0,), (None,)], "amount double")
+    assert run_one(df, {"type": "stddev", "column": "amount", "must_be": "< 1"}) == metric(
+        "stddev", False,
+        "stddev(amount): nothing was measured (amount has 1 of the 2 non-NULL values needed), so must_be (< 1) is not met",
+        1, None, code="stddev(amount)",
+    )
+
+
+def test_a_nan_result_is_not_a_measurement(spark):
+    df = spark.createDataFrame([(1.0,), (float("nan"),)], "amount double")
+    assert run_one(df, {"type": "avg", "column": "amount", "must_be": "!= 0"}) == metric(
+        "avg", False,
+        "avg(amount): nothing was measured (the column holds NaN, so the result is NaN), so must_be (!= 0) is not met",
+        1, None, code="avg(amount)",
+    )
+    # Spark orders NaN above every number, so min still measures the smallest real value.
+    assert run_one(df, {"type": "min", "column": "amount", "must_be": "= 1"}).passed is True
+
+
+def test_statistics_on_a_non_numeric_column_are_a_rule_error_before_any_job(spark, job_counter):
+    df = spark.createDataFrame([("12",)], "amount string")
+    with job_counter.count() as jobs, pytest.raises(ColaRuleError) as raised:
+        Cola().run(df, [{"type": "row_count"}, {"type": "avg", "column": "amount", "must_be": "> 0"}])
+    assert str(raised.value) == "rules[1] (avg): avg needs a numeric column, but amount is string; cast it first"
+    assert jobs.jobs == 0
+
+
+def test_non_freshness_metrics_refuse_durations():
+    assert refused({"type": "avg", "column": "a", "must_be": "< 1d"}) == (
+        "rules[0] (avg): 'must_be' (< 1d) uses a duration unit, which only a freshness rule measures; "
+        "write a plain number"
+    )
+
+
+# -- freshness ---------------------------------------------------------------------------
+
+
+def _age_bounds(newest: dt.datetime, before: float, after: float) -> tuple[float, float]:
+    return before - newest.timestamp() - 1e-6, after - newest.timestamp() + 1e-6
+
+
+def test_freshness_of_an_old_timestamp_violates_a_day(spark):
+    newest = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+    df = spark.createDataFrame([(dt.datetime(1999, 6, 1, tzinfo=dt.timezone.utc),), (newest,), (None,)], "updated_at timestamp")
+    before = time.time()
+    result = run_one(df, {"type": "freshness", "column": "updated_at", "must_be": "< 1d"})
+    after = time.time()
+    low, high = _age_bounds(newest, before, after)
+    assert low <= result.metric_value <= high
+    assert result == metric(
+        "freshness", False, f"freshness(updated_at) = {format_number(result.metric_value)} violates must_be (< 1d)",
+        1, result.metric_value, code="freshness(updated_at)",
+    )
+    assert re.fullmatch(r"freshness\(updated_at\) = \d+(\.\d{1,4})? violates must_be \(< 1d\)", result.message)
+
+
+def test_freshness_relative_to_now_meets_and_warns(spark):
+    newest = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=2)
+    df = spark.createDataFrame([(newest - dt.timedelta(days=3),), (newest,)], "updated_at timestamp")
+    before = time.time()
+    met = run_one(df, {"type": "freshness", "column": "updated_at", "must_be": "< 3h"})
+    warned = run_one(df, {"type": "freshness", "column": "updated_at", "must_be": "<= 1d", "warn": "< 1h"})
+    after = time.time()
+    low, high = _age_bounds(newest, before, after)
+    assert low <= met.metric_value <= high and low <= warned.metric_value <= high
+    assert (met.passed, met.severity, met.failed_count) == (True, "pass", 0)
+    assert met.message == f"freshness(updated_at) = {format_number(met.metric_value)} meets must_be (< 3h)"
+    assert (warned.passed, warned.severity, warned.failed_count) == (True, "warn", 0)
+    assert warned.message == f"freshness(updated_at) = {format_number(warned.metric_value)} violates warn (< 1h)"
+
+
+def test_freshness_of_dates_and_iso_strings_reads_midnight_in_the_session_time_zone(spark):
+    day = dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=2)
+    midnight = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)  # the session time zone is UTC
+    dates = spark.createDataFrame([(day,), (None,)], "loaded_on date")
+    texts = spark.createDataFrame([(day.isoformat(),), ("not a date",)], "loaded_on string")
+    for df in (dates, texts):
+        before = time.time()
+        result = run_one(df, {"type": "freshness", "column": "loaded_on", "must_be": "< 3d"})
+        after = time.time()
+        low, high = _age_bounds(midnight, before, after)
+        assert low <= result.metric_value <= high
+        assert result.passed is True
+
+
+def test_freshness_in_the_future_is_negative(spark):
+    tomorrow = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    df = spark.createDataFrame([(tomorrow,)], "updated_at timestamp")
+    result = run_one(df, {"type": "freshness", "column": "updated_at", "must_be": "< 1h"})
+    assert result.passed is True and -86400 <= result.metric_value < -86000
+
+
+def test_freshness_of_nothing_fails_saying_nothing_was_measured(spark):
+    cases = [
+        (spark.createDataFrame([], "updated_at timestamp"), "the DataFrame is empty"),
+        (spark.createDataFrame([(None,), (None,)], "updated_at timestamp"), "updated_at has no timestamps"),
+        (spark.createDataFrame([("soon",)], "updated_at string"), "updated_at has no timestamps"),
+    ]
+    for df, why in cases:
+        assert run_one(df, {"type": "freshness", "column": "updated_at", "must_be": "< 1d"}) == metric(
+            "freshness", False,
+            f"freshness(updated_at): nothing was measured ({why}), so must_be (< 1d) is not met",
+            1, None, code="freshness(updated_at)",
+        )
+
+
+def test_freshness_on_a_number_column_is_a_rule_error(spark):
+    df = spark.createDataFrame([(1700000000,)], "updated_at bigint")
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().run(df, [{"type": "freshness", "column": "updated_at", "must_be": "< 1d"}])
+    assert str(raised.value) == (
+        "rules[0] (freshness): freshness needs a date, timestamp or ISO-text column, but updated_at is bigint"
+    )
+
+
+# -- one block: every metric in one run, same answers ------------------------------------
+
+
+def test_a_block_of_metrics_gives_each_rule_its_own_result_in_order(spark):
+    df = spark.createDataFrame([(1, "a@x.com", 10.0), (2, None, 20.0), (2, "bad", None)], "id int, email string, amount double")
+    rules = [
+        {"type": "row_count", "must_be": "= 3"},
+        {"type": "missing_count", "column": "email", "must_be": "= 0", "name": "emails"},
+        {"type": "invalid_count", "column": "email", "valid_format": "email", "must_be": "= 0"},
+        {"type": "duplicate_count", "column": "id", "must_be": "= 0"},
+        {"type": "avg", "column": "amount", "must_be": "= 15"},
+        {"type": "stddev", "column": "amount", "must_be": "> 7"},
+    ]
+    results = Cola().run(df, rules)
+    assert [str(r) for r in results] == [
+        "[PASS] check: row_count = 3 meets must_be (= 3)",
+        "[FAIL] emails: missing_count(email) = 1 violates must_be (= 0)",
+        "[FAIL] check: invalid_count(email) = 1 violates must_be (= 0)",
+        "[FAIL] check: duplicate_count(id) = 1 violates must_be (= 0)",
+        "[PASS] check: avg(amount) = 15 meets must_be (= 15)",
+        "[PASS] check: stddev(amount) = 7.0711 meets must_be (> 7)",
+    ]
+    assert [r.failed_count for r in results] == [0, 1, 1, 1, 0, 0]
