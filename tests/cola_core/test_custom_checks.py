@@ -1,0 +1,159 @@
+"""Custom checks, written exactly as the seeds document them.
+
+Seed 000: a subclass of ``BaseCheck`` with ``run(df)`` (its own Spark action) and an optional
+``violation(df)`` that puts it into the split. Seed 001: the same check written with
+``aggregations`` / ``from_aggregations``, which joins the block's shared scan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.sql import functions as F
+
+from cola_core import Cola, ColaError
+from cola_core.checks import BaseCheck, CheckResult
+
+pytestmark = pytest.mark.spark
+
+
+class NoFutureDateCheck(BaseCheck):
+    """Seed 000's example."""
+
+    def run(self, df):
+        column = self.params["column"]
+        failed = df.filter(F.col(column) > F.current_date()).count()
+        if failed:
+            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
+        return CheckResult("no_future_date", True)
+
+    def violation(self, df):
+        return F.col(self.params["column"]) > F.current_date()
+
+
+class NoFutureDateAggregateCheck(BaseCheck):
+    """Seed 001's variant: the same verdict from the block's single scan."""
+
+    def aggregations(self, df):
+        return [F.count(F.when(F.col(self.params["column"]) > F.current_date(), F.lit(1)))]
+
+    def from_aggregations(self, values):
+        failed = int(values[0])
+        if failed:
+            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
+        return CheckResult("no_future_date", True)
+
+
+# The session time zone is UTC, so "today" for Spark's current_date() is the UTC date.
+TODAY = dt.datetime.now(dt.timezone.utc).date()
+
+
+@pytest.fixture
+def orders(spark):
+    days = [TODAY - dt.timedelta(days=10), TODAY, TODAY + dt.timedelta(days=10), TODAY + dt.timedelta(days=20), None]
+    return spark.createDataFrame([(i, d) for i, d in enumerate(days, start=1)], "id int, ordered_at date")
+
+
+@pytest.fixture
+def cola():
+    cola = Cola()
+    cola.register("no_future_date", NoFutureDateCheck)
+    return cola
+
+
+def test_seed_000_custom_check_runs_and_gets_its_code(cola, orders):
+    [result] = cola.run(orders, [{"type": "no_future_date", "column": "ordered_at"}])
+    assert result == CheckResult(
+        "no_future_date", False, "2 future dates", 2, code="no_future_date(ordered_at)"
+    )
+    assert (result.severity, result.metric_value) == ("fail", None)
+    assert str(result) == "[FAIL] check: 2 future dates"
+
+
+def test_seed_000_custom_check_passing_and_named(cola, spark):
+    past = spark.createDataFrame([(TODAY - dt.timedelta(days=1),)], "ordered_at date")
+    [result] = cola.run(past, [{"type": "no_future_date", "column": "ordered_at", "name": "no orders from the future"}])
+    assert result == CheckResult(
+        "no_future_date", True, "", 0, check_name="no orders from the future", code="no_future_date(ordered_at)"
+    )
+    assert str(result) == "[PASS] no orders from the future: "
+
+
+def test_seed_000_custom_check_on_an_empty_dataframe(cola, spark):
+    empty = spark.createDataFrame([], "ordered_at date")
+    [result] = cola.run(empty, [{"type": "no_future_date", "column": "ordered_at"}])
+    assert result.passed is True and result.failed_count == 0
+
+
+def test_registered_type_is_available_and_a_declared_code_wins(cola, orders):
+    assert "no_future_date" in cola.available
+    assert cola.available == sorted(cola.available)
+    [result] = cola.run(orders, [{"type": "no_future_date", "column": "ordered_at", "code": "FUTURE"}])
+    assert result.code == "FUTURE"
+
+
+def test_seed_000_custom_check_joins_the_split_through_violation(cola, orders):
+    valid, invalid = cola.split(orders, [{"type": "no_future_date", "column": "ordered_at"}], annotate="dq_codes")
+    # The NULL date compares as NULL, which never blames a row.
+    assert sorted(row.id for row in valid.collect()) == [1, 2, 5]
+    assert sorted((row.id, row.dq_codes) for row in invalid.collect()) == [
+        (3, ["no_future_date(ordered_at)"]),
+        (4, ["no_future_date(ordered_at)"]),
+    ]
+    assert valid.schema == orders.schema
+
+
+def test_custom_check_in_a_block_with_built_ins_keeps_rule_order(cola, orders):
+    results = cola.run(
+        orders,
+        [
+            {"type": "not_null", "columns": ["ordered_at"]},
+            {"type": "no_future_date", "column": "ordered_at"},
+            {"type": "row_count", "must_be": "= 5"},
+        ],
+    )
+    assert [str(r) for r in results] == [
+        "[FAIL] check: not_null(ordered_at): 1 NULL value (ordered_at: 1)",
+        "[FAIL] check: 2 future dates",
+        "[PASS] check: row_count = 5 meets must_be (= 5)",
+    ]
+
+
+def test_seed_001_aggregate_variant_gives_the_same_result_in_the_shared_scan(orders, job_counter):
+    cola = Cola()
+    cola.register("no_future_date", NoFutureDateAggregateCheck)
+    check = cola.parse([{"type": "no_future_date", "column": "ordered_at"}])[0]
+    assert check.supports_aggregations is True and check.is_row_level is False
+    with job_counter.count() as jobs:
+        results = cola.run(
+            orders,
+            [{"type": "no_future_date", "column": "ordered_at"}, {"type": "not_null", "columns": ["ordered_at"]}],
+        )
+    assert results[0] == CheckResult("no_future_date", False, "2 future dates", 2, code="no_future_date(ordered_at)")
+    assert results[1].failed_count == 1
+    assert jobs.jobs == 1  # one df.agg for both rules
+
+
+def test_seed_001_variant_matches_seed_000_field_by_field(cola, orders):
+    aggregate = Cola()
+    aggregate.register("no_future_date", NoFutureDateAggregateCheck)
+    rules = [{"type": "no_future_date", "column": "ordered_at", "name": "future"}]
+    assert aggregate.run(orders, rules) == cola.run(orders, rules)
+
+
+def test_a_custom_check_without_violation_stays_out_of_the_split(orders):
+    cola = Cola()
+    cola.register("no_future_date", NoFutureDateAggregateCheck)
+    valid, invalid = cola.split(orders, [{"type": "no_future_date", "column": "ordered_at"}])
+    assert valid.count() == 5 and invalid.count() == 0
+
+
+def test_registering_twice_needs_replace(cola):
+    with pytest.raises(ColaError) as raised:
+        cola.register("no_future_date", NoFutureDateAggregateCheck)
+    assert str(raised.value) == (
+        "check type 'no_future_date' is already registered (to NoFutureDateCheck); pass replace=True to override it"
+    )
+    cola.register("no_future_date", NoFutureDateAggregateCheck, replace=True)
+    assert cola.parse([{"type": "no_future_date", "column": "c"}])[0].supports_aggregations is True
