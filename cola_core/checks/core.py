@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import warnings
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._format import format_value, render_code
@@ -107,21 +108,39 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _parse_bound(value: Any, key: str) -> Any:
-    """Range bounds written as strings must be ISO dates or timestamps."""
-    if value is None or _is_number(value) or isinstance(value, (dt.date, dt.datetime)):
-        return value
-    if isinstance(value, str) and is_datetime_text(value.strip()):
-        return value
-    raise ColaRuleError(f"'{key}' is {value!r}, which is neither a number nor an ISO date like '2024-01-31'")
+_ISO = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?)?)?$"
+)
 
 
 def _as_datetime(value: Any) -> dt.datetime:
+    """A bound as a datetime; ISO text is read by hand, as ``fromisoformat`` varies by Python."""
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, dt.date):
         return dt.datetime.combine(value, dt.time())
-    return dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    year, month, day, hour, minute, second, fraction, zone = _ISO.match(value.strip()).groups()
+    tzinfo = None
+    if zone:
+        offset = dt.timedelta() if zone == "Z" else dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        tzinfo = dt.timezone(-offset if zone[0] == "-" else offset)
+    return dt.datetime(
+        int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+        int((fraction or "0").ljust(6, "0")), tzinfo,
+    )
+
+
+def _parse_bound(value: Any, key: str) -> Any:
+    """Range bounds written as strings must be ISO dates or timestamps, and real ones."""
+    if value is None or _is_number(value) or isinstance(value, (dt.date, dt.datetime)):
+        return value
+    if not (isinstance(value, str) and is_datetime_text(value.strip())):
+        raise ColaRuleError(f"'{key}' is {value!r}, which is neither a number nor an ISO date like '2024-01-31'")
+    try:
+        _as_datetime(value)
+    except ValueError as error:
+        raise ColaRuleError(f"'{key}' is {value!r}, which is not a real date ({error})") from error
+    return value
 
 
 class RangeCheck(_LabelledCheck):
@@ -286,7 +305,12 @@ def compile_pattern(pattern: str, key: str = "pattern") -> None:
             )
     translated, origin = _pythonise(pattern)
     try:
-        re.compile(translated)
+        with warnings.catch_warnings():
+            # Java's nested classes ([a-z&&[^aeiou]]) make Python warn, yet they compile.
+            warnings.simplefilter("ignore", FutureWarning)
+            re.compile(translated)
+    except (OverflowError, RecursionError) as error:
+        raise ColaRuleError(f"'{key}' is not a valid regex ({error})") from error
     except re.error as error:
         at = error.pos if error.pos is not None else len(translated)
         position = origin[at] if at < len(origin) else len(pattern)

@@ -127,9 +127,10 @@ VALIDITY_PARAMS = {
 
 # Text that Spark's string-to-double cast accepts without error under ANSI mode.
 _NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"
-# ISO dates and timestamps that Spark's string cast reads the same way Python does.
+# ISO dates and timestamps that Spark's string cast reads the same way Python does (Spark
+# takes a zone only after the seconds).
 DATETIME_TEXT = re.compile(
-    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?)?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?$"
+    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?)?$"
 )
 
 

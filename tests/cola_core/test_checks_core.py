@@ -252,6 +252,15 @@ def test_range_a_timestamp_bound_on_a_date_column_is_not_truncated(spark):
     assert run_one(df, {"type": "range", "column": "day", "min": "2024-01-01 12:00:00"}).failed_count == 1
 
 
+def test_range_bounds_with_a_time_zone_are_instants(spark):
+    df = spark.createDataFrame(
+        [(dt.datetime(2024, 1, 1, 9, 59, 59),), (dt.datetime(2024, 1, 1, 10, 0, 1),)], "at timestamp"
+    )
+    rule = {"type": "range", "column": "at", "max": "2024-01-01T12:00:00+02:00"}  # 10:00 UTC
+    assert run_one(df, rule).failed_count == 1
+    assert run_one(df, {"type": "range", "column": "at", "min": "2024-01-01T10:00:00Z"}).failed_count == 1
+
+
 def test_range_on_a_timestamp_ntz_column(spark):
     df = spark.createDataFrame([(dt.datetime(2024, 1, 1, 10),), (dt.datetime(2024, 3, 1),)], "at timestamp_ntz")
     assert run_one(df, {"type": "range", "column": "at", "min": "2024-01-01", "max": "2024-02-01"}).failed_count == 1
@@ -293,6 +302,20 @@ def test_range_bounds_of_the_wrong_kind_for_the_column_are_a_rule_error_before_a
         (
             {"type": "range", "column": "a", "min": "yesterday"},
             "'min' is 'yesterday', which is neither a number nor an ISO date like '2024-01-31'",
+        ),
+        (
+            {"type": "range", "column": "a", "max": "2024-02-30"},
+            "'max' is '2024-02-30', which is not a real date (day is out of range for month)",
+        ),
+        (
+            # 12:00 at +02:00 is 10:00 UTC, after 09:00 UTC.
+            {"type": "range", "column": "a", "min": "2024-01-01T12:00:00+02:00", "max": "2024-01-01T09:00:00Z"},
+            "'min' (2024-01-01T12:00:00+02:00) is greater than 'max' (2024-01-01T09:00:00Z)",
+        ),
+        (
+            # Spark reads a zone only after the seconds; refused here rather than mid-job.
+            {"type": "range", "column": "a", "min": "2024-01-01T10:00Z"},
+            "'min' is '2024-01-01T10:00Z', which is neither a number nor an ISO date like '2024-01-31'",
         ),
     ],
 )
@@ -364,6 +387,18 @@ def test_regex_java_only_syntax_does_not_hide_another_error():
         "rules[0] (regex): 'pattern' is not a valid regex (unterminated character set at position 5)\n"
         "    \\p{L}[a-\n"
         "         ^"
+    )
+
+
+def test_regex_java_set_operations_are_accepted_and_run(spark):
+    df = spark.createDataFrame([("b",), ("a",)], "letter string")
+    # A consonant: a-z intersected with not-a-vowel, which Python's re cannot express.
+    assert run_one(df, {"type": "regex", "column": "letter", "pattern": "^[a-z&&[^aeiou]]$"}).failed_count == 1
+
+
+def test_regex_with_a_repetition_too_large_is_refused():
+    assert refused({"type": "regex", "column": "c", "pattern": "a{99999999999}"}) == (
+        "rules[0] (regex): 'pattern' is not a valid regex (the repetition number is too large)"
     )
 
 
