@@ -84,7 +84,10 @@ def _common_arguments() -> argparse.ArgumentParser:
     source.add_argument("--table", metavar="NAME", help="a catalog table, e.g. db.orders")
     source.add_argument("--query", metavar="SQL", help="a read-only SELECT or WITH query")
     reading = common.add_argument_group("reading --input")
-    reading.add_argument("--format", choices=FORMATS, help="the input format (default: parquet)")
+    # Checked by parse_source rather than argparse choices, for one message on every Python.
+    reading.add_argument(
+        "--format", metavar="FORMAT", help=f"the input format: {', '.join(FORMATS)} (default: parquet)"
+    )
     reading.add_argument(
         "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
         help="a reader option, e.g. header=true (repeatable)",
@@ -150,15 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
-    rules = read_rules_file(args.rules)
-    cola = Cola()
-    checks = cola.parse(rules)
     source = parse_source(_source_config(args))
     report = _output_argument(args.report, "--report") if args.report else None
     splitting = args.command == "split"
     valid = _output_argument(args.valid_output, "--valid-output") if splitting else None
     invalid = _output_argument(args.invalid_output, "--invalid-output") if splitting else None
     results_path = _local_results_path(args.results) if args.results else None
+    rules = read_rules_file(args.rules)
+    cola = Cola()
+    checks = cola.parse(rules)
     failed_rows_outputs = [parse_output(check.params["output"]) for check in checks if _writes_failed_rows(check)]
 
     spark, started_here = _session(args.master, args.conf)

@@ -1,0 +1,347 @@
+"""The ``cola`` command: the real command as a subprocess, and ``main()`` in-process for details.
+
+Each subprocess that reaches Spark starts its own JVM (several seconds), so only the three
+main journeys run that way: a warn-only check, a failing check (through the installed ``cola``
+script, with a YAML rules file) and a split. Errors caught before Spark starts run as
+subprocesses too (they are fast); the rest runs ``main()`` against the test session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cola_core import CheckResult, Cola
+from cola_core.cli import main
+from cola_core.io import read_rules_file, read_source
+from cola_core.report import render_table, summarise
+
+DATA = Path(__file__).parent / "data"
+ORDERS = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option", "header=true", "--option", "inferSchema=true"]
+# One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
+LIGHT_SPARK = ["--master", "local[1]", "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1"]
+
+
+
+def engine_summary(spark, rules_file: str, **counts: int) -> dict:
+    """What the engine itself says for the orders fixture: the command must write exactly this."""
+    df = read_source(spark, {"path": str(DATA / "orders.csv"), "format": "csv",
+                             "options": {"header": True, "inferSchema": True}})
+    return summarise(Cola().run(df, read_rules_file(DATA / rules_file)), **counts)
+
+
+def outline(summary: dict) -> list[tuple]:
+    return [(r["rule_type"], r["severity"], r["failed_count"], r["metric_value"], r["code"]) for r in summary["results"]]
+
+
+def run_cola(*arguments: str, cwd: Path, program: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real command with the test interpreter, from a folder where nothing else lives."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("NO_COLOR", None)
+    command = program or [sys.executable, "-m", "cola_core"]
+    return subprocess.run(
+        [*command, *arguments], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+# -- the real command, through Spark -----------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_check_with_only_a_warn_exits_0_and_writes_results_and_report(spark, tmp_path):
+    results, report = tmp_path / "out" / "results.json", tmp_path / "report"
+    report_config = json.dumps({"path": str(report), "format": "csv", "options": {"header": True}})
+    done = run_cola(
+        "check", "--rules", str(DATA / "rules_warn.json"), *ORDERS, "--results", str(results),
+        "--report", report_config, "--pipeline", "orders_daily", *LIGHT_SPARK, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = engine_summary(spark, "rules_warn.json")
+    assert outline(expected) == [
+        ("not_null", "pass", 0, None, "not_null(order_id)"),
+        ("row_count", "pass", 0, None, "row_count"),
+        ("missing_count", "warn", 0, 1, "missing_count(email)"),
+    ]
+    assert json.loads(results.read_text()) == expected
+    assert (expected["severity"], expected["passed"], expected["counts"]) == ("warn", True, {"pass": 2, "warn": 1, "fail": 0})
+    engine_results = [CheckResult.from_dict(item) for item in expected["results"]]
+    assert done.stdout == render_table(engine_results) + "\n"  # piped, so plain: no colour codes
+    assert done.stdout.splitlines()[0] == "SEVERITY  RULE           CODE                  VALUE  FAILED  MESSAGE"
+    assert done.stdout.splitlines()[3].startswith("WARN      email present  missing_count(email)      1       0  ")
+    rows = spark.read.csv(str(report), header=True).collect()
+    assert [(r.pipeline, r.rule_type, r.check_name, r.code, r.severity, r.passed, r.failed_count, r.metric_value)
+            for r in rows] == [
+        ("orders_daily", "not_null", None, "not_null(order_id)", "pass", "true", "0", None),
+        ("orders_daily", "row_count", None, "row_count", "pass", "true", "0", None),
+        ("orders_daily", "missing_count", "email present", "missing_count(email)", "warn", "true", "0", "1.0"),
+    ]
+    assert [r.message for r in rows] == [item["message"] for item in expected["results"]]
+    assert len({r.validated_at for r in rows}) == 1
+
+
+@pytest.mark.spark
+def test_a_failed_check_exits_1_and_still_writes_the_report(spark, tmp_path):
+    results, report = tmp_path / "results.json", tmp_path / "report"
+    started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+    cola_script = [str(Path(sys.executable).with_name("cola"))]  # the installed console script
+    done = run_cola(
+        "check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS, "--results", str(results),
+        "--report", str(report), *LIGHT_SPARK, cwd=tmp_path, program=cola_script,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    expected = engine_summary(spark, "rules_fail.yaml")
+    assert outline(expected) == [
+        ("unique", "fail", 1, None, "unique(order_id)"),
+        ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
+        ("avg", "pass", 0, 16.75, "avg(amount)"),
+    ]
+    assert (expected["severity"], expected["passed"], expected["counts"]) == ("fail", False, {"pass": 1, "warn": 0, "fail": 2})
+    assert json.loads(results.read_text()) == expected
+    assert [line[:51] for line in done.stdout.splitlines()[1:4]] == [
+        "FAIL      unique  unique(order_id)      -       1  ",
+        "FAIL      range   AMOUNT_NEGATIVE       -       1  ",
+        "PASS      avg     avg(amount)       16.75       0  ",
+    ]
+    report_rows = [row.asDict() for row in spark.read.parquet(str(report)).collect()]
+    assert [{k: v for k, v in row.items() if k != "validated_at"} for row in report_rows] == [
+        {"pipeline": None, "rule_type": item["rule_type"], "check_name": None, "code": item["code"],
+         "severity": item["severity"], "passed": item["passed"], "failed_count": item["failed_count"],
+         "metric_value": item["metric_value"], "message": item["message"]}
+        for item in expected["results"]
+    ]
+    finished = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    assert all(started <= row["validated_at"] <= finished for row in report_rows)  # UTC session
+
+
+@pytest.mark.spark
+def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
+    results = tmp_path / "results.json"
+    valid, invalid = tmp_path / "valid", tmp_path / "invalid"
+    done = run_cola(
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "--valid-output", str(valid),
+        "--invalid-output", json.dumps({"path": str(invalid), "format": "json", "mode": "overwrite"}),
+        "--annotate", "codes", "--fail-exit-code", "0", *LIGHT_SPARK, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]  # checks failed, but --fail-exit-code 0
+    assert done.stdout.splitlines()[-2:] == ["4 results: 1 pass, 0 warn, 3 fail", "split: 2 valid rows, 4 invalid rows"]
+    expected = engine_summary(spark, "rules_split.json", valid_count=2, invalid_count=4)
+    assert outline(expected) == [
+        ("not_null", "fail", 1, None, "not_null(email)"),
+        ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
+        ("unique", "fail", 1, None, "unique(order_id)"),
+        ("row_count", "pass", 0, None, "row_count"),
+    ]
+    assert (expected["severity"], expected["passed"], expected["counts"]) == ("fail", False, {"pass": 1, "warn": 0, "fail": 3})
+    assert json.loads(results.read_text()) == expected
+    valid_rows = spark.read.parquet(str(valid))
+    assert valid_rows.columns == ["order_id", "customer", "email", "amount", "status"]
+    assert sorted(row.customer for row in valid_rows.collect()) == ["ana", "bruno"]
+    invalid_rows = sorted(
+        (row.order_id, row.customer, tuple(row.codes)) for row in spark.read.json(str(invalid)).collect()
+    )
+    assert invalid_rows == [
+        (3, "carla", ("not_null(email)",)),
+        (4, "dan", ("AMOUNT_NEGATIVE",)),
+        (5, "eva", ("unique(order_id)",)),
+        (5, "eva", ("unique(order_id)",)),
+    ]
+
+
+# -- the real command, errors found before Spark starts (fast) --------------------------------
+
+
+def test_a_rule_error_exits_2_with_the_message_and_no_traceback(tmp_path):
+    results = tmp_path / "results.json"
+    done = run_cola(
+        "check", "--rules", str(DATA / "rules_bad.json"), *ORDERS, "--results", str(results), cwd=tmp_path
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "cola: error: rules[1] (range): missing required parameter 'column'\n"
+    assert not results.exists()
+
+
+def test_invalid_yaml_exits_2_with_line_and_column(tmp_path):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("- type: not_null\n  columns: [id\n- type: row_count\n")
+    done = run_cola("check", "--rules", str(rules), "--table", "orders", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"cola: error: rules file {str(rules)!r} is not valid YAML: expected ',' or ']', but got ':' "
+        "(line 3, column 7)\n    - type: row_count\n          ^\n"
+    )
+
+
+def test_usage_errors_exit_2(tmp_path):
+    done = run_cola("check", "--rules", str(DATA / "rules_warn.json"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "cola check: error: one of the arguments --input --table --query is required"
+    done = run_cola("check", "--rules", "r.json", "--input", "x", "--format", "xlsx", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, "cola: error: unknown source format 'xlsx'; use one of parquet, csv, json, orc, delta\n"
+    )
+
+
+# -- main() in-process, on the test session ----------------------------------------------------
+
+
+def test_usage_details(capsys):
+    assert main([]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: the following arguments are required: {check,split}"
+    assert main(["check", "--rules", "r.json", "--table", "t", "--format", "csv"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: --format only applies with --input"
+    assert main(["check", "--rules", "r.json", "--table", "t", "--option", "a=b"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: --option only applies with --input"
+    assert main(["check", "--rules", "r.json", "--input", "x", "--option", "header"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "cola check: error: argument --option: expected KEY=VALUE, got 'header'"
+    )
+    assert main(["split", "--rules", "r.json", "--table", "t", "--valid-output", "v"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "cola split: error: the following arguments are required: --invalid-output"
+    )
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == "cola 0.1.0\n"
+
+
+def test_bad_inputs_before_spark(tmp_path, capsys):
+    missing = tmp_path / "missing.json"
+    assert main(["check", "--rules", str(missing), "--table", "t"]) == 2
+    assert capsys.readouterr().err == (
+        f"cola: error: cannot read rules file {str(missing)!r}: [Errno 2] No such file or directory: {str(missing)!r}\n"
+    )
+    broken = tmp_path / "rules.json"
+    broken.write_text('[{"type": "row_count",}]')
+    assert main(["check", "--rules", str(broken), "--table", "t"]) == 2
+    assert capsys.readouterr().err == (
+        f"cola: error: rules file {str(broken)!r} is not valid JSON: Expecting property name enclosed in double "
+        "quotes (line 1, column 23)\n    [{\"type\": \"row_count\",}]\n                          ^\n"
+    )
+    rules = str(DATA / "rules_warn.json")
+    assert main(["check", "--rules", rules, "--table", "t", "--report", '{"path": "/r", "mode": overwrite}']) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: --report is not valid JSON: Expecting value (line 1, column 24)\n"
+    )
+    assert main(["check", "--rules", rules, "--table", "t", "--report", '{"path": "/r", "mode": "upsert"}']) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: --report: output 'mode' must be one of append, overwrite, error, errorifexists, ignore, "
+        "got 'upsert'\n"
+    )
+    assert main(["check", "--rules", rules, "--query", "DELETE FROM orders"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: source 'query' must be a read-only SELECT or WITH query, but starts with 'DELETE'; "
+        "Spark would run it as soon as it is parsed\n"
+    )
+    assert main(["check", "--rules", rules, "--table", "t", "--results", "s3://bucket/results.json"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: --results must be a file the driver can write (a local path or a file: URI), "
+        "got 's3://bucket/results.json'\n"
+    )
+
+
+@pytest.mark.spark
+def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
+    rules = str(DATA / "rules_warn.json")
+    missing = str(tmp_path / "nope")
+    assert main(["check", "--rules", rules, "--input", missing]) == 2
+    assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
+    spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_ids")
+    assert main(["check", "--rules", rules, "--table", "cola_cli_ids"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: rules[0] (not_null): column 'order_id' does not exist; the DataFrame has id\n"
+    )
+    sql_rules = tmp_path / "sql.json"
+    sql_rules.write_text(json.dumps([{"type": "sql", "query": "SELECT count(nope) = 0 FROM _validation_df"}]))
+    assert main(["check", "--rules", str(sql_rules), "--table", "cola_cli_ids"]) == 2
+    # pyspark logs the analysis error on stderr first; the command's own message is the last line.
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "cola: error: Spark refused a query: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function "
+        "parameter with name `nope` cannot be resolved. Did you mean one of the following? [`id`]. SQLSTATE: 42703; "
+        "line 1 pos 13;"
+    )
+
+
+@pytest.mark.spark
+def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_written(spark, tmp_path, capsys):
+    valid, invalid, results = tmp_path / "valid", tmp_path / "invalid", tmp_path / "results.json"
+    invalid.mkdir()
+    code = main([
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "--valid-output", str(valid), "--invalid-output", json.dumps({"path": str(invalid), "mode": "error"}),
+    ])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"cola: error: output {invalid} already exists and its mode is 'error'; "
+        'set "mode" to "overwrite" or "append", or choose another target\n'
+    )
+    assert not valid.exists() and not results.exists()
+
+
+@pytest.mark.spark
+def test_a_clashing_annotate_column_is_refused(spark, tmp_path, capsys):
+    code = main([
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--valid-output", str(tmp_path / "v"),
+        "--invalid-output", str(tmp_path / "i"), "--annotate", "status",
+    ])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "cola: error: annotate column 'status' already exists in the DataFrame; choose another name\n"
+    )
+    assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.spark
+def test_table_and_query_sources_and_the_fail_exit_code(spark, tmp_path, capsys):
+    spark.createDataFrame([(1, 5.0), (2, None)], "id int, amount double").createOrReplaceTempView("cola_cli_amounts")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "not_null", "columns": ["amount"]}]))
+    results = tmp_path / "results.json"
+    assert main(["check", "--rules", str(rules), "--table", "cola_cli_amounts", "--results", str(results)]) == 1
+    assert json.loads(results.read_text())["counts"] == {"pass": 0, "warn": 0, "fail": 1}
+    assert main(["check", "--rules", str(rules), "--table", "cola_cli_amounts", "--fail-exit-code", "7"]) == 7
+    query = "SELECT * FROM cola_cli_amounts WHERE amount IS NOT NULL"
+    assert main(["check", "--rules", str(rules), "--query", query, "--results", str(results),
+                 "--fail-exit-code", "7"]) == 0
+    assert json.loads(results.read_text()) == {
+        "severity": "pass", "passed": True, "counts": {"pass": 1, "warn": 0, "fail": 0},
+        "results": [{"rule_type": "not_null", "passed": True, "message": "not_null(amount): no NULL values",
+                     "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None,
+                     "code": "not_null(amount)"}],
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "rules.json"]  # no partial files left
+    capsys.readouterr()
+
+
+@pytest.mark.spark
+def test_the_table_is_coloured_on_a_terminal_only(spark, tmp_path, monkeypatch):
+    spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_tty")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "not_null", "columns": ["id"]}]))
+    arguments = ["check", "--rules", str(rules), "--table", "cola_cli_tty"]
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    master, replica = os.openpty()  # a real terminal device, as a person's shell would give
+    try:
+        with io.open(replica, "w", closefd=False) as terminal:
+            monkeypatch.setattr(sys, "stdout", terminal)
+            assert main(arguments) == 0
+            monkeypatch.setenv("NO_COLOR", "1")
+            assert main(arguments) == 0
+        chunks = []
+        while select.select([master], [], [], 0.5)[0]:  # a pty hands its output over in pieces
+            chunks.append(os.read(master, 65536))
+        shown = b"".join(chunks).decode()
+    finally:
+        os.close(master)
+        os.close(replica)
+    coloured, plain = shown.split("1 result: 1 pass, 0 warn, 0 fail", 1)
+    assert "\033[32mPASS    \033[0m  not_null" in coloured
+    assert "\033" not in plain and "PASS      not_null" in plain

@@ -1,0 +1,185 @@
+"""The results summary (results file and XCom), the report rows, and the printed table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+import pytest
+
+from cola_core import CheckResult, ColaError
+from cola_core.report import (
+    REPORT_COLUMNS,
+    render_table,
+    report_dataframe,
+    report_rows,
+    summarise,
+    write_report,
+)
+
+PASSED = CheckResult("not_null", True, "not_null(id): no NULL values", code="not_null(id)")
+WARNED = CheckResult(
+    "missing_count", True, "missing_count(email) = 1 violates warn (= 0)", 0, 1, "warn", "emails", code="missing_count(email)"
+)
+FAILED = CheckResult(
+    "range", False, "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", 1, code="AMOUNT_NEGATIVE"
+)
+WHEN = dt.datetime(2024, 5, 1, 12, 30, 0, tzinfo=dt.timezone.utc)
+
+
+def test_summarise_gives_the_xcom_shape_exactly():
+    assert summarise([PASSED, WARNED, FAILED]) == {
+        "severity": "fail",
+        "passed": False,
+        "counts": {"pass": 1, "warn": 1, "fail": 1},
+        "results": [
+            {
+                "rule_type": "not_null",
+                "passed": True,
+                "message": "not_null(id): no NULL values",
+                "failed_count": 0,
+                "metric_value": None,
+                "severity": "pass",
+                "check_name": None,
+                "code": "not_null(id)",
+            },
+            {
+                "rule_type": "missing_count",
+                "passed": True,
+                "message": "missing_count(email) = 1 violates warn (= 0)",
+                "failed_count": 0,
+                "metric_value": 1,
+                "severity": "warn",
+                "check_name": "emails",
+                "code": "missing_count(email)",
+            },
+            {
+                "rule_type": "range",
+                "passed": False,
+                "message": "AMOUNT_NEGATIVE: 1 value out of range (>= 0)",
+                "failed_count": 1,
+                "metric_value": None,
+                "severity": "fail",
+                "check_name": None,
+                "code": "AMOUNT_NEGATIVE",
+            },
+        ],
+    }
+
+
+def test_warns_keep_passed_true_and_the_severity_is_the_worst():
+    summary = summarise([PASSED, WARNED])
+    assert (summary["severity"], summary["passed"], summary["counts"]) == ("warn", True, {"pass": 1, "warn": 1, "fail": 0})
+    assert list(summary) == ["severity", "passed", "counts", "results"]
+
+
+def test_an_empty_run_is_a_pass():
+    assert summarise([]) == {"severity": "pass", "passed": True, "counts": {"pass": 0, "warn": 0, "fail": 0}, "results": []}
+
+
+def test_split_counts_are_added_only_for_a_split():
+    summary = summarise([PASSED], valid_count=7, invalid_count=3)
+    assert list(summary) == ["severity", "passed", "counts", "results", "valid_count", "invalid_count"]
+    assert (summary["valid_count"], summary["invalid_count"]) == (7, 3)
+    assert "valid_count" not in summarise([PASSED])
+
+
+def test_one_count_without_the_other_is_refused():
+    with pytest.raises(ColaError) as raised:
+        summarise([PASSED], valid_count=7)
+    assert str(raised.value) == "give both valid_count and invalid_count (a split), or neither (a check)"
+
+
+def test_the_summary_is_strict_json_and_round_trips_to_the_results():
+    nan = CheckResult("stddev", False, "stddev(amount) = nan violates must_be (< 1)", 1, math.nan, code="stddev(amount)")
+    summary = summarise([PASSED, WARNED, FAILED, nan])
+    text = json.dumps(summary, allow_nan=False)  # JSON has no NaN: it becomes null
+    assert json.loads(text)["results"][3]["metric_value"] is None
+    rebuilt = [CheckResult.from_dict(item) for item in json.loads(text)["results"][:3]]
+    assert rebuilt == [PASSED, WARNED, FAILED]
+
+
+def test_report_rows_follow_the_spec_columns():
+    assert REPORT_COLUMNS == (
+        "pipeline", "rule_type", "check_name", "code", "severity", "passed",
+        "failed_count", "metric_value", "message", "validated_at",
+    )
+    assert report_rows([WARNED, FAILED], pipeline="orders", validated_at=WHEN) == [
+        ("orders", "missing_count", "emails", "missing_count(email)", "warn", True, 0, 1.0,
+         "missing_count(email) = 1 violates warn (= 0)", WHEN),
+        ("orders", "range", None, "AMOUNT_NEGATIVE", "fail", False, 1, None,
+         "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", WHEN),
+    ]
+
+
+def test_report_rows_share_one_timestamp_that_defaults_to_now():
+    before = dt.datetime.now(dt.timezone.utc)
+    rows = report_rows([PASSED, FAILED])
+    after = dt.datetime.now(dt.timezone.utc)
+    assert rows[0][-1] is rows[1][-1]
+    assert before <= rows[0][-1] <= after
+    assert rows[0][0] is None  # no pipeline name given
+
+
+@pytest.mark.spark
+def test_report_dataframe_has_the_report_schema(spark):
+    frame = report_dataframe(spark, [PASSED, FAILED], pipeline="orders", validated_at=WHEN)
+    assert frame.schema.simpleString() == (
+        "struct<pipeline:string,rule_type:string,check_name:string,code:string,severity:string,passed:boolean,"
+        "failed_count:bigint,metric_value:double,message:string,validated_at:timestamp>"
+    )
+    rows = [row.asDict() for row in frame.collect()]
+    naive_utc = dt.datetime(2024, 5, 1, 12, 30)  # the session time zone is UTC
+    assert rows == [
+        {"pipeline": "orders", "rule_type": "not_null", "check_name": None, "code": "not_null(id)",
+         "severity": "pass", "passed": True, "failed_count": 0, "metric_value": None,
+         "message": "not_null(id): no NULL values", "validated_at": naive_utc},
+        {"pipeline": "orders", "rule_type": "range", "check_name": None, "code": "AMOUNT_NEGATIVE",
+         "severity": "fail", "passed": False, "failed_count": 1, "metric_value": None,
+         "message": "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", "validated_at": naive_utc},
+    ]
+
+
+@pytest.mark.spark
+def test_write_report_writes_failed_results_too_and_appends(spark, tmp_path):
+    target = {"path": str(tmp_path / "report"), "format": "json", "mode": "append"}
+    write_report(spark, [WARNED, FAILED], target, pipeline="orders", validated_at=WHEN)
+    write_report(spark, [PASSED], target, pipeline="orders", validated_at=WHEN)
+    files = sorted((tmp_path / "report").glob("part-*.json"))
+    assert len(files) == 2  # one file per run, thanks to coalesce(1)
+    written = spark.read.json(str(tmp_path / "report"))
+    assert sorted((row.rule_type, row.severity, row.failed_count) for row in written.collect()) == [
+        ("missing_count", "warn", 0), ("not_null", "pass", 0), ("range", "fail", 1),
+    ]
+
+
+def test_render_table_is_plain_text_with_aligned_columns():
+    assert render_table([PASSED, WARNED, FAILED]) == "\n".join([
+        "SEVERITY  RULE      CODE                  VALUE  FAILED  MESSAGE",
+        "PASS      not_null  not_null(id)              -       0  not_null(id): no NULL values",
+        "WARN      emails    missing_count(email)      1       0  missing_count(email) = 1 violates warn (= 0)",
+        "FAIL      range     AMOUNT_NEGATIVE           -       1  AMOUNT_NEGATIVE: 1 value out of range (>= 0)",
+        "",
+        "3 results: 1 pass, 1 warn, 1 fail",
+    ])
+
+
+def test_render_table_shows_the_split_counts_and_keeps_messages_on_one_line():
+    multi_line = CheckResult("avg", True, "avg(x) = 2.5\n  meets must_be (> 1)", metric_value=2.5, code="avg(x)")
+    assert render_table([multi_line], valid_count=7, invalid_count=3) == "\n".join([
+        "SEVERITY  RULE  CODE    VALUE  FAILED  MESSAGE",
+        "PASS      avg   avg(x)    2.5       0  avg(x) = 2.5 meets must_be (> 1)",
+        "",
+        "1 result: 1 pass, 0 warn, 0 fail",
+        "split: 7 valid rows, 3 invalid rows",
+    ])
+
+
+def test_render_table_colours_only_the_severity_when_asked():
+    lines = render_table([PASSED, WARNED, FAILED], colour=True).splitlines()
+    assert lines[0].startswith("SEVERITY  RULE")  # the header stays plain
+    assert lines[1].startswith("\033[32mPASS    \033[0m  not_null")
+    assert lines[2].startswith("\033[33mWARN    \033[0m  emails")
+    assert lines[3].startswith("\033[1;31mFAIL    \033[0m  range")
+    assert "\033" not in render_table([PASSED, WARNED, FAILED])
