@@ -77,7 +77,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
 
     def execute(self, context: Context) -> Mapping[str, Any]:
         # The rules are checked before any Spark session starts.
-        self._block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.dag))
+        self._block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.get_dag()))
         summary = super().execute(context)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 

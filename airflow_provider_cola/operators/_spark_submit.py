@@ -26,9 +26,11 @@ from airflow_provider_cola.errors import ColaJobError
 
 __all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "mask_sensitive_settings"]
 
-# Spark's log4j lines at INFO say what Spark did, not what went wrong; a failure message
-# leaves them out so that the traceback and the error lines fit in its tail.
-_INFO_LINE = re.compile(r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\")")
+# Spark's log4j lines at INFO say what Spark did, not what went wrong, and Java stack frames
+# say where; a failure message leaves both out so that the errors themselves fit in its tail.
+_NOISE_LINE = re.compile(
+    r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\"|\s+at \S+\(.*\)$|\s*\.\.\. \d+ more$)"
+)
 _SENSITIVE_NAME = re.compile(r"secret|password|passwd|token|credential|private|access[._-]?key|api[._-]?key", re.I)
 _TAIL_LINES = 30
 
@@ -132,8 +134,8 @@ class ColaSubmitHook(SparkSubmitHook):
         super()._process_spark_submit_log(keep(itr))
 
     def log_tail(self) -> str:
-        """The last lines of the Spark log, INFO lines left out, secrets masked."""
-        lines = [line for line in self._cola_log if line.strip() and not _INFO_LINE.match(line)]
+        """The last lines of the Spark log, INFO lines and Java stack frames left out, secrets masked."""
+        lines = [line for line in self._cola_log if line.strip() and not _NOISE_LINE.match(line)]
         if not lines:
             return "(spark-submit printed nothing)"
         return "\n".join(self._mask_cmd([line]) for line in lines[-_TAIL_LINES:])

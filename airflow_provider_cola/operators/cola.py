@@ -179,7 +179,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
 
     def execute(self, context: Context) -> Mapping[str, Any]:
         """Validate, submit, read the results, push them to XCom, then branch or fail."""
-        block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.dag))
+        block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.get_dag()))
         source = checked_source(self.source)
         outputs = self._output_arguments()
         mask_sensitive_settings(self.conf, self.env_vars, source.options)

@@ -1,0 +1,86 @@
+"""The test environment of the Airflow tests: paths, secrets, and a fake spark-submit.
+
+Importing this module sets the environment Airflow reads when it is first imported (a
+temporary AIRFLOW_HOME with sqlite, the Spark connections), so ``conftest.py`` imports it
+before anything imports ``airflow``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+if "airflow" in sys.modules:  # the settings below would be ignored
+    raise RuntimeError("airflow was imported before the Airflow tests could configure it")
+
+REPO = Path(__file__).resolve().parents[2]
+ORDERS = REPO / "dags_examples" / "data" / "orders"
+EXAMPLES = REPO / "dags_examples"
+TEST_DAGS = Path(__file__).resolve().parent / "dags"
+HOME = Path(tempfile.mkdtemp(prefix="cola-airflow-"))
+DAGS_FOLDER = HOME / "dags"
+FAKE_BIN = HOME / "fake-bin"
+FAKE_SUBMIT_LOG = HOME / "fake-submit.log"
+# A connection secret and a Spark conf secret: neither may appear in a log, a message or XCom.
+CONNECTION_PASSWORD = "conn-pw-7f3a91c2"
+CONF_SECRET = "s3-secret-b55e0d14"
+
+os.environ.update(
+    {
+        "AIRFLOW_HOME": str(HOME),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME / 'airflow.db'}",
+        "AIRFLOW_CONN_SPARK_LOCAL": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "AIRFLOW_CONN_SPARK_WITH_SECRET": json.dumps(
+            {"conn_type": "spark", "host": "local[2]", "password": CONNECTION_PASSWORD}
+        ),
+        # The cola_core zip is cached here rather than in the user's ~/.cache.
+        "COLA_CACHE_DIR": str(HOME / "cache"),
+        "FAKE_SUBMIT_LOG": str(FAKE_SUBMIT_LOG),
+        "COLA_TEST_SECRET": CONF_SECRET,
+    }
+)
+
+# Stands in for spark-submit where a real one cannot produce the failure under test: a job
+# that exits 0 without a results file, or with a corrupt one. It records every call, which
+# also proves when nothing was submitted. Selected with spark_binary="spark3-submit".
+FAKE_SPARK_SUBMIT = f"""\
+#!{sys.executable}
+import os, sys
+arguments = sys.argv[1:]
+with open(os.environ["FAKE_SUBMIT_LOG"], "a") as log:
+    log.write(" ".join(arguments) + "\\n")
+results = arguments[arguments.index("--results") + 1]
+mode = os.environ.get("FAKE_SUBMIT_MODE", "crash")
+print("26/01/01 00:00:00 INFO SparkContext: Running Spark version 4 (fake)")
+print("26/01/01 00:00:00 WARN FakeSubmit: mode " + mode)
+if mode == "crash":
+    print("Traceback (most recent call last):")
+    print("RuntimeError: the fake job crashed on purpose")
+    print("26/01/01 00:00:01 INFO ShutdownHookManager: Shutdown hook called")
+    sys.exit(3)
+if mode == "corrupt":
+    with open(results, "w") as handle:
+        handle.write('{{"severity": "pass", "passed": true, "counts": ')
+if mode == "inconsistent":
+    result = {{"rule_type": "row_count", "passed": False, "message": "row_count = 0 is below min 1",
+              "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None,
+              "code": "row_count"}}
+    with open(results, "w") as handle:
+        handle.write(
+            '{{"severity": "pass", "passed": true, "counts": {{"pass": 1, "warn": 0, "fail": 0}}, "results": ['
+            + __import__("json").dumps(result) + "]}}"
+        )
+sys.exit(0)
+"""
+
+
+def unactivated_path() -> str:
+    """PATH as an unactivated virtualenv sees it: the fake binaries, and not the venv's bin/."""
+    venv_bin = str(Path(sys.executable).parent)
+    kept = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if entry and entry != venv_bin]
+    return os.pathsep.join([str(FAKE_BIN), *kept])

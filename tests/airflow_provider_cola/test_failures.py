@@ -1,0 +1,161 @@
+"""How Cola operator tasks fail: rules, crashes, missing or corrupt results, bad sources, data.
+
+One run of the ``cola_test_failures`` DAG covers every case (its tasks are independent), so
+the two real spark-submits are shared by all the assertions below.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from cola_expected import ORDERS_FAIL_SUMMARY, ORDERS_FAILED_CHECKS
+from cola_testenv import CONF_SECRET, CONNECTION_PASSWORD, ORDERS, unactivated_path
+
+pytestmark = [pytest.mark.airflow, pytest.mark.spark]
+
+
+def error_of(log: str, error_class: str, message: str) -> None:
+    """Assert that the task log shows ``error_class: message`` (the line Airflow logs)."""
+    assert f"{error_class}: {message}\n" in log, f"{error_class}: {message!r} not in the log"
+
+
+@pytest.fixture(scope="module")
+def broken_parquet(tmp_path_factory):
+    work = tmp_path_factory.mktemp("failures")
+    (work / "broken.parquet").write_bytes(b"this is not a parquet file\n")
+    return work
+
+
+def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parquet, fake_submit_calls):
+    outcome = run_dag("cola_test_failures", "2024-01-03", {"work_dir": str(broken_parquet)})
+
+    assert outcome.states == {
+        "malformed_rule": "failed",
+        "crashed_job": "failed",
+        "missing_results": "failed",
+        "corrupt_results": "failed",
+        "inconsistent_results": "failed",
+        "broken_source": "failed",
+        "failing_checks": "failed",
+    }
+
+    # A malformed rule fails at once with the ColaRuleError text, and nothing is submitted.
+    error_of(
+        outcome.log,
+        "airflow_provider_cola.errors.ColaConfigError",
+        "invalid Cola rules: rules[1] (range): unknown parameter 'minimum' (did you mean 'min'?); valid parameters are "
+        "code, column, "
+        "max, min, name",
+    )
+    calls = fake_submit_calls()
+    assert not [call for call in calls if "cola_test_failures.malformed_rule" in call]
+    # ...while the same fake spark-submit did run for the tasks with valid rules (crashed_job twice).
+    submitted = [call.split("--pipeline cola_test_failures.")[1].split()[0] for call in calls]
+    assert sorted(submitted) == ["corrupt_results", "crashed_job", "crashed_job", "inconsistent_results", "missing_results"]
+
+    # A crash (non-zero exit) shows the tail of the Spark log, INFO lines left out.
+    error_of(
+        outcome.log,
+        "airflow_provider_cola.errors.ColaJobError",
+        "the Cola Spark job failed (spark-submit exit code 3).\n"
+        "Last lines of the Spark log:\n"
+        "26/01/01 00:00:00 WARN FakeSubmit: mode crash\n"
+        "Traceback (most recent call last):\n"
+        "RuntimeError: the fake job crashed on purpose",
+    )
+    # ...and is retried, as it may be transient.
+    assert outcome.tries["crashed_job"] == 2
+    # Exit 0 without a results file, or with a corrupt one, is never read as a pass.
+    assert "ColaJobError: the Cola Spark job finished but wrote no results file: /tmp/" in outcome.log
+    assert "Last lines of the Spark log:\n26/01/01 00:00:00 WARN FakeSubmit: mode silent\n" in outcome.log
+    assert (
+        "ColaJobError: the results file is corrupt (Expecting value: line 1 column 48 (char 47)): /tmp/"
+        in outcome.log
+    )
+    assert "Last lines of the Spark log:\n26/01/01 00:00:00 WARN FakeSubmit: mode corrupt\n" in outcome.log
+    assert "ColaJobError: the results file is corrupt (its counts, passed, severity do not match its results)" in (
+        outcome.log
+    )
+    for task_id in ("malformed_rule", "crashed_job", "missing_results", "corrupt_results", "inconsistent_results"):
+        assert task_id not in outcome.xcom
+
+    # A source Spark cannot read fails with Spark's own error in the message.
+    assert "ColaJobError: the Cola Spark job failed (spark-submit exit code 2).\nLast lines of the Spark log:\n" in (
+        outcome.log
+    )
+    broken = broken_parquet / "broken.parquet"
+    assert (
+        f"cola: error: cannot read the parquet at {broken}: org.apache.spark.SparkException: "
+        f"[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] Encountered error while reading file file:{broken}. "
+        "Could not read footer. Please ensure that the file is in either ORC or Parquet format.\n"
+    ) in outcome.log.split("ColaJobError: the Cola Spark job failed (spark-submit exit code 2).")[1]
+    assert "broken_source" not in outcome.xcom
+
+    # Failed checks: XCom and the report are written first, then the task fails listing them.
+    assert outcome.xcom["failing_checks"] == ORDERS_FAIL_SUMMARY
+    error_of(outcome.log, "airflow_provider_cola.errors.ColaChecksFailed", ORDERS_FAILED_CHECKS)
+    # A data failure is final (AirflowFailException): no retry, although the task has one.
+    assert outcome.tries["failing_checks"] == 1
+    report = [
+        json.loads(line)
+        for part in sorted((broken_parquet / "report").glob("part-*.json"))
+        for line in part.read_text().splitlines()
+    ]
+    assert [(row["pipeline"], row["code"], row["severity"]) for row in report] == [
+        ("cola_test_failures.failing_checks", "row_count", "pass"),
+        ("cola_test_failures.failing_checks", "not_null(order_id)", "fail"),
+        ("cola_test_failures.failing_checks", "unique(order_id)", "fail"),
+        ("cola_test_failures.failing_checks", "NEGATIVE_AMOUNT", "fail"),
+        ("cola_test_failures.failing_checks", "missing_percent(email)", "pass"),
+    ]
+    # results_uri: the results file was written there, read, and removed.
+    assert list((broken_parquet / "results").iterdir()) == []
+
+    # Secrets from the connection and the conf reach neither the log nor XCom.
+    assert "spark.hadoop.fs.s3a.secret.key=******" in outcome.log  # the submit command was logged, masked
+    for secret in (CONNECTION_PASSWORD, CONF_SECRET):
+        assert secret not in outcome.log
+        assert secret not in json.dumps(outcome.xcom)
+
+
+def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path):
+    from airflow_provider_cola.errors import ColaJobError
+    from airflow_provider_cola.operators import ColaCheckOperator
+
+    monkeypatch.setenv("PATH", unactivated_path())
+    operator = ColaCheckOperator(
+        task_id="killed",
+        conn_id="spark_local",
+        rules=[{"type": "row_count", "min": 1}],
+        source={"path": str(ORDERS / "2024-01-01"), "format": "json"},
+        conf={"spark.ui.enabled": "false"},
+    )
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            operator.execute(context={})
+        except BaseException as error:  # collected for the assertions below
+            failure.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 60
+    # Wait until spark-submit is running and the JVM has started logging.
+    while time.monotonic() < deadline:
+        hook = operator._hook
+        if hook is not None and hook._submit_sp is not None and len(hook._cola_log) >= 3:
+            break
+        time.sleep(0.2)
+    process = operator._hook._submit_sp
+    operator.on_kill()
+    worker.join(timeout=60)
+
+    assert not worker.is_alive()
+    assert process.poll() is not None  # spark-submit (and the driver it runs) is gone
+    assert len(failure) == 1 and isinstance(failure[0], ColaJobError)
+    assert str(failure[0]).startswith("the Cola Spark job failed (spark-submit exit code -9).\n")
