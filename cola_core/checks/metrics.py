@@ -232,14 +232,21 @@ class ColumnStatCheck(_MetricCheck):
             raise rule_error(
                 self, f"{self.rule_type} needs a numeric column, but {name} is {data_type.simpleString()}; cast it first"
             )
+        from pyspark.sql.types import IntegralType
+
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
         column = F.col(name)
-        return [function(column), F.count(F.lit(1)), F.count(column)]
+        measured = column
+        if self.rule_type == "sum" and isinstance(data_type, IntegralType):
+            # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
+            measured = column.cast("decimal(38,0)")
+        return [function(measured), F.count(F.lit(1)), F.count(column)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         value, rows, measured = values[0], int(values[1]), int(values[2])
         if isinstance(value, Decimal):
-            value = float(value)  # JSON-safe; a decimal sum keeps 15-16 significant digits
+            # JSON-safe: whole numbers stay exact, others keep 15-16 significant digits.
+            value = int(value) if value == value.to_integral_value() else float(value)
         needed = 2 if self.rule_type == "stddev" else 1
         why = _unmeasured(rows, measured, self.params["column"], needed)
         return judge_metric(self, self.label, value, unmeasured=why)

@@ -433,6 +433,9 @@ def test_integral_averages_print_without_decimals(spark):
 def test_sum_of_longs_is_exact_and_of_decimals_is_a_float(spark):
     longs = spark.createDataFrame([(9007199254740993,), (0,)], "n bigint")
     assert run_one(longs, {"type": "sum", "column": "n", "must_be": "> 0"}).metric_value == 9007199254740993
+    # Past the bigint range an ANSI sum would fail the job; the metric still measures it.
+    huge = spark.createDataFrame([(2**63 - 1,), (2**63 - 1,)], "n bigint")
+    assert run_one(huge, {"type": "sum", "column": "n", "must_be": "> 0"}).metric_value == 2 * (2**63 - 1)
     decimals = spark.createDataFrame([(Decimal("1.25"),), (Decimal("2.50"),)], "price decimal(10,2)")
     result = run_one(decimals, {"type": "sum", "column": "price", "must_be": "= 3.75"})
     assert result == metric("sum", True, "sum(price) = 3.75 meets must_be (= 3.75)", 0, 3.75, code="sum(price)")
