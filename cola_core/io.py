@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ WRITE_MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
 _SOURCE_KEYS = ("path", "table", "query", "format", "options")
 _OUTPUT_KEYS = ("path", "table", "format", "mode", "partition_by", "options")
 _GLOB_CHARACTERS = frozenset("*?[{")
+_CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 
 
 @dataclass(frozen=True)
@@ -286,8 +288,9 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
     """
     spec = parse_source(source)
     if spec.path is not None:
-        missing = _missing_local_path(spark, spec.path)
-        if missing:
+        # Checked here, it spares the user Spark's long Java stack trace for a common mistake.
+        local = _local_path(spark, spec.path)
+        if local is not None and not _GLOB_CHARACTERS & set(local) and not os.path.exists(local):
             raise ColaSourceError(f"input path {spec.path!r} does not exist")
     try:
         if spec.path is not None:
@@ -391,12 +394,6 @@ def _exists_error(spec: OutputSpec) -> ColaOutputError:
     )
 
 
-def _missing_local_path(spark: SparkSession, path: str) -> bool:
-    # Checking here spares the user Spark's long Java stack trace for the most common mistake.
-    local = _local_path(spark, path)
-    return local is not None and not _GLOB_CHARACTERS & set(local) and not os.path.exists(local)
-
-
 def _local_path(spark: SparkSession, path: str) -> str | None:
     """The local file name of ``path``, or ``None`` when it may live on another file system."""
     if path.startswith("file://"):
@@ -416,23 +413,13 @@ def _local_path(spark: SparkSession, path: str) -> str | None:
 
 def _condition(error: BaseException) -> str | None:
     """The Spark error condition (``PATH_NOT_FOUND``) of an exception, if it has one."""
-    for name in ("getCondition", "getErrorClass"):
-        getter = getattr(error, name, None)
-        if callable(getter):
-            try:
-                condition = getter()
-            except Exception:
-                condition = None
-            if condition:
-                return str(condition)
-    text = str(error)
-    start = text.find("[")
-    if start != -1:
-        end = text.find("]", start)
-        candidate = text[start + 1:end]
-        if end != -1 and candidate.replace("_", "").replace(".", "").isalnum() and candidate.isupper():
-            return candidate.split(".", 1)[0]
-    return None
+    getter = getattr(error, "getCondition", None) or getattr(error, "getErrorClass", None)  # 4.x, 3.5
+    condition = getter() if callable(getter) else None
+    if condition:
+        return str(condition)
+    # A Py4JJavaError (DATA_SOURCE_NOT_FOUND, say) carries the condition only in its text.
+    found = _CONDITION.search(str(error))
+    return found.group(1) if found else None
 
 
 def _first_line(error: BaseException) -> str:
