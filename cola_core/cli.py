@@ -33,6 +33,7 @@ from cola_core.io import (
     read_source,
     write_counted,
 )
+from cola_core.registry import load_checks
 from cola_core.report import render_table, summarise, write_report
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _common_arguments() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--rules", required=True, metavar="FILE", help="the rules, as a JSON or YAML file")
+    common.add_argument(
+        "--checks", action="append", default=[], metavar="PACKAGE",
+        help="import this package of custom checks (@register_check) before reading the rules (repeatable)",
+    )
     source = common.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="PATH", help="a file or folder to read")
     source.add_argument("--table", metavar="NAME", help="a catalog table, e.g. db.orders")
@@ -160,6 +165,8 @@ def _run(args: argparse.Namespace) -> int:
     invalid = _output_argument(args.invalid_output, "--invalid-output") if splitting else None
     results_path = _local_results_path(args.results) if args.results else None
     rules = read_rules_file(args.rules)
+    for package in args.checks:
+        load_checks(package)
     cola = Cola()
     checks = cola.parse(rules)
     failed_rows_outputs = [parse_output(check.params["output"]) for check in checks if _writes_failed_rows(check)]

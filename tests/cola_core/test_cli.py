@@ -345,3 +345,58 @@ def test_the_table_is_coloured_on_a_terminal_only(spark, tmp_path, monkeypatch):
     coloured, plain = shown.split("1 result: 1 pass, 0 warn, 0 fail", 1)
     assert "\033[32mPASS    \033[0m  not_null" in coloured
     assert "\033" not in plain and "PASS      not_null" in plain
+
+
+@pytest.fixture
+def custom_checks(tmp_path, monkeypatch):
+    """A package of custom checks on sys.path; registrations are undone after the test."""
+    from cola_core import registry
+
+    monkeypatch.setattr(registry, "_registered", {})
+    package = tmp_path / "plugins" / "cli_custom_checks"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from cola_core import BaseCheck, CheckResult\n"
+        "from cola_core.registry import register_check\n\n"
+        "@register_check('always_fine')\n"
+        "class AlwaysFine(BaseCheck):\n"
+        "    def run(self, df):\n"
+        "        return CheckResult(self.rule_type, True, 'fine')\n\n"
+        "@register_check('buggy')\n"
+        "class Buggy(BaseCheck):\n"
+        "    def run(self, df):\n"
+        "        raise RuntimeError('bug in a custom check')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    yield "cli_custom_checks"
+    sys.modules.pop("cli_custom_checks", None)
+
+
+@pytest.mark.spark
+def test_custom_checks_are_loaded_with_checks(spark, tmp_path, custom_checks, capsys):
+    spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_custom")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "always_fine"}]))
+    arguments = ["check", "--rules", str(rules), "--table", "cola_cli_custom"]
+    assert main(arguments) == 2  # not loaded: an unknown type
+    assert capsys.readouterr().err.startswith("cola: error: rules[0] (always_fine): unknown rule type 'always_fine'")
+    assert main([*arguments, "--checks", custom_checks]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "PASS      always_fine  always_fine      -       0  fine"
+    assert main([*arguments, "--checks", "no_such_checks"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: cannot load checks from 'no_such_checks': No module named 'no_such_checks'\n"
+    )
+
+
+@pytest.mark.spark
+def test_an_unexpected_error_exits_3_with_its_traceback(spark, tmp_path, custom_checks, capsys):
+    spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_buggy")
+    rules, results = tmp_path / "rules.json", tmp_path / "results.json"
+    rules.write_text(json.dumps([{"type": "buggy"}]))
+    code = main(["check", "--rules", str(rules), "--table", "cola_cli_buggy", "--checks", custom_checks,
+                 "--results", str(results), "--fail-exit-code", "0"])
+    assert code == 3  # never 0, whatever --fail-exit-code says: a crash is not a data failure
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert err.splitlines()[-1] == "RuntimeError: bug in a custom check"
+    assert not results.exists()
