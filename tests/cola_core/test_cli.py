@@ -129,9 +129,11 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
         "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
         "--valid-output", str(valid),
         "--invalid-output", json.dumps({"path": str(invalid), "format": "json", "mode": "overwrite"}),
-        "--annotate", "codes", "--fail-exit-code", "0", *LIGHT_SPARK, cwd=tmp_path,
+        "--annotate", "codes", "--fail-exit-code", "0", *LIGHT_SPARK[2:], "--verbose", cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]  # checks failed, but --fail-exit-code 0
+    assert "; Spark 4" in done.stderr or "; Spark 3" in done.stderr
+    assert ", master local[*]\n" in done.stderr  # run directly with no master anywhere: local[*]
     assert done.stdout.splitlines()[-2:] == ["4 results: 1 pass, 0 warn, 3 fail", "split: 2 valid rows, 4 invalid rows"]
     expected = engine_summary(spark, "rules_split.json", valid_count=2, invalid_count=4)
     assert outline(expected) == [
@@ -400,3 +402,20 @@ def test_an_unexpected_error_exits_3_with_its_traceback(spark, tmp_path, custom_
     assert err.startswith("Traceback (most recent call last):")
     assert err.splitlines()[-1] == "RuntimeError: bug in a custom check"
     assert not results.exists()
+
+
+def test_a_direct_run_finds_a_master_configured_elsewhere(tmp_path, monkeypatch):
+    from cola_core.cli import _master_configured
+
+    for name in ("PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "SPARK_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert _master_configured([]) is False
+    assert _master_configured([("spark.master", "local[2]")]) is True
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master yarn pyspark-shell")
+    assert _master_configured([]) is True
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
+    (tmp_path / "spark-defaults.conf").write_text("# defaults\nspark.executor.memory 2g\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    assert _master_configured([]) is False
+    (tmp_path / "spark-defaults.conf").write_text("spark.executor.memory 2g\nspark.master   spark://h:7077\n")
+    assert _master_configured([]) is True
