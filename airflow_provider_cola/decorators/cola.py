@@ -56,15 +56,10 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.on_failure = checked_on_failure(on_failure)
         self.branch = checked_branch(branch)
         self.conf = conf
-        # ``spark`` is injected at execute time; at parse time Airflow binds the call's
-        # arguments to the signature, which fails unless ``spark`` has a default.
-        signature = inspect.signature(python_callable)
-        parameters = [
-            p.replace(default=None) if p.name == SPARK_ARGUMENT else p for p in signature.parameters.values()
-        ]
-        python_callable.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
-            p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+            p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
+            for p in python_callable.__signature__.parameters.values()  # type: ignore[attr-defined]
         )
         self._block: RuleBlock | None = None
         super().__init__(
@@ -141,6 +136,31 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             master = f"{master}:{conn.port}"
         extra = conn.extra_dejson
         return master, {key: value for key, value in extra.items() if str(key).startswith("spark.")}
+
+
+def _with_injected_spark(signature: inspect.Signature) -> inspect.Signature:
+    """The signature Airflow sees: ``spark`` defaults to None, since it is injected at run time.
+
+    At parse time Airflow binds the call's arguments to the signature, which fails unless
+    ``spark`` has a default. When a positional parameter without a default follows it,
+    ``spark`` becomes keyword-only (last), so the others keep their order.
+    """
+    parameters = list(signature.parameters.values())
+    names = [p.name for p in parameters]
+    if SPARK_ARGUMENT not in names:
+        return signature
+    index = names.index(SPARK_ARGUMENT)
+    spark = parameters[index].replace(default=None)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if spark.kind in positional and any(
+        p.kind in positional and p.default is inspect.Parameter.empty for p in parameters[index + 1:]
+    ):
+        rest = parameters[:index] + parameters[index + 1:]
+        before_var_keyword = len([p for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD])
+        rest.insert(before_var_keyword, spark.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+        return signature.replace(parameters=rest)
+    parameters[index] = spark
+    return signature.replace(parameters=parameters)
 
 
 def cola_check(

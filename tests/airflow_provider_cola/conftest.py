@@ -28,6 +28,7 @@ from cola_testenv import (
     FAKE_BIN,
     FAKE_SPARK_SUBMIT,
     FAKE_SUBMIT_LOG,
+    FAST_JVM,
     HOME,
     TEST_DAGS,
     unactivated_path,
@@ -81,6 +82,7 @@ def run_dag(airflow_home, capfd, monkeypatch):
     from airflow.utils.session import create_session
 
     monkeypatch.setenv("PATH", unactivated_path())
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", FAST_JVM)
 
     def run(dag_id: str, day: str, conf: dict[str, Any] | None = None) -> DagRunOutcome:
         bag = DagBag(dag_folder=str(DAGS_FOLDER))
@@ -106,12 +108,13 @@ def run_dag(airflow_home, capfd, monkeypatch):
 
 def _reopen_closed_log_streams() -> None:
     # Airflow sets up its log handlers on first import, during collection, on the stream
-    # pytest was capturing then; pytest has closed it since. Point them at today's stderr.
+    # pytest was capturing then; pytest has closed it since. Point them at the process's own
+    # stderr, which capfd still captures (it works on file descriptors) and nobody closes.
     loggers = [logging.getLogger(), *(logging.getLogger(name) for name in logging.root.manager.loggerDict)]
     for logger in loggers:
         for handler in getattr(logger, "handlers", []):
             if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
-                handler.stream = sys.stderr
+                handler.stream = sys.__stderr__
 
 
 @pytest.fixture

@@ -1,0 +1,47 @@
+"""``@cola_check`` options beyond the example: on_failure="skip", a branch missing a severity.
+
+Run by test_decorator.py on the failing sample day (2024-01-03).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG, task
+
+from airflow_provider_cola.decorators import cola_check
+
+ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
+RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
+
+with DAG(
+    dag_id="cola_test_decorator",
+    schedule=None,
+    start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
+    catchup=False,
+    default_args={"retries": 0},
+):
+
+    @cola_check(rules=RULES, on_failure="skip", conn_id="spark_local")
+    def informative(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds))
+
+    @task.cola_check(rules=RULES, branch={"pass": "on_pass", "warn": "on_pass"})
+    def gated(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds))
+
+    @task
+    def after_informative(summary):
+        print(f"informative: {summary['severity']}")
+
+    @task
+    def on_pass():
+        print("passed")
+
+    @task
+    def also_downstream():
+        print("not in the mapping")
+
+    after_informative(informative())
+    gated() >> [on_pass(), also_downstream()]
