@@ -1,0 +1,180 @@
+"""Operator arguments, and everything checked before a submit; none of these start Spark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_cola._outcome import describe_results
+from airflow_provider_cola._rules import load_rules
+from airflow_provider_cola.decorators import cola_check
+from airflow_provider_cola.errors import ColaChecksFailed, ColaConfigError, ColaJobError
+from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
+from cola_expected import ORDERS_FAIL_SUMMARY
+from cola_testenv import REPO
+
+pytestmark = pytest.mark.airflow
+
+RULES = [{"type": "row_count", "min": 1}]
+SOURCE = {"path": "/data/orders/{{ ds }}", "format": "json"}
+
+
+def test_template_fields():
+    assert ColaCheckOperator.template_fields == (
+        "rules", "source", "report", "pipeline", "results_uri", "conf", "files", "py_files", "archives", "jars",
+        "packages", "driver_class_path", "env_vars", "name", "keytab", "principal", "proxy_user", "properties_file",
+    )
+    assert ColaSplitOperator.template_fields == (
+        *ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate",
+    )
+
+
+def test_init_only_stores_its_arguments():
+    operator = ColaSplitOperator(
+        task_id="split",
+        rules="rules/missing-until-run-time.yaml",  # not read at parse time
+        source=SOURCE,
+        valid_output="/out/valid",
+        invalid_output={"path": "/out/invalid", "mode": "overwrite"},
+        annotate="codes",
+        branch={"pass": "load", "fail": ["quarantine", "alert"]},
+        conf={"spark.executor.memory": "2g"},
+        executor_cores=2,
+    )
+    assert operator.rules == "rules/missing-until-run-time.yaml"
+    assert operator.source == SOURCE
+    assert operator.branch == {"pass": ["load"], "fail": ["quarantine", "alert"]}
+    assert operator.on_failure == "fail"
+    assert operator.conn_id == "spark_default"
+    assert (operator.valid_output, operator.invalid_output, operator.annotate) == (
+        "/out/valid", {"path": "/out/invalid", "mode": "overwrite"}, "codes",
+    )
+    assert operator.conf == {"spark.executor.memory": "2g"} and operator.executor_cores == 2
+    assert operator.inherits_from_skipmixin
+
+
+def test_dag_parsing_imports_no_pyspark_and_reads_no_file(tmp_path):
+    dag_file = tmp_path / "parse_me.py"
+    dag_file.write_text(textwrap.dedent("""
+        import sys
+        from airflow.sdk import DAG
+        from airflow_provider_cola.decorators import cola_check
+        from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
+
+        with DAG("parse_me", schedule=None):
+            ColaCheckOperator(task_id="check", rules="no/such/rules.yaml", source={"table": "db.t"})
+            ColaSplitOperator(task_id="split", rules=[], source={"table": "db.t"}, valid_output="/v",
+                              invalid_output="/i")
+
+            def numbers(spark):
+                return spark.range(1)
+
+            cola_check(rules=[])(numbers)()
+        print("pyspark imported:", "pyspark" in sys.modules)
+    """))
+    parsed = subprocess.run([sys.executable, str(dag_file)], capture_output=True, text=True, timeout=120,
+                            env={**os.environ})
+    assert parsed.returncode == 0, parsed.stderr[-3000:]
+    assert parsed.stdout.strip().splitlines()[-1] == "pyspark imported: False"
+
+
+def numbers(spark):
+    return spark.range(3)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"on_failure": "FAIL"}, "on_failure must be one of fail, warn, skip (lower case), got 'FAIL'"),
+        ({"branch": {"error": "x"}}, "branch keys are pass, warn, fail, got 'error'"),
+        ({"branch": {"fail": ["a", 3]}}, "branch['fail'] must be a task id or a list of task ids, got ['a', 3]"),
+        ({"branch": {}}, 'branch must map severities to task ids, e.g. {"pass": "load", "warn": "notify", '
+                         '"fail": "quarantine"}, got {}'),
+    ],
+)
+def test_static_arguments_are_checked_at_parse_time(arguments, message):
+    with pytest.raises(ValueError) as error:
+        ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, **arguments)
+    assert str(error.value) == message
+    with pytest.raises(ValueError) as error:
+        cola_check(rules=RULES, **arguments)(numbers)()
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"rules": [{"type": "regex", "column": "c", "pattern": "("}]},
+         "invalid Cola rules: rules[0] (regex): "),
+        ({"source": {"path": "/x", "table": "t"}},
+         "invalid Cola source: a source needs exactly one of 'path', 'table' or 'query', but gives 'path' and "
+         "'table'"),
+        ({"report": {"path": "/r", "mode": "replace"}},
+         "invalid report: output 'mode' must be one of append, overwrite, error, errorifexists, ignore, got "
+         "'replace'"),
+        ({"deploy_mode": "cluster"},
+         "cluster deploy mode runs the driver on the cluster, so the results cannot come back through a local "
+         "file: set results_uri to a folder both this worker and the driver reach"),
+        ({"results_uri": "s3://bucket/results"},
+         "results_uri must be a folder on storage that this worker and the Spark driver both mount (a path or a "
+         "file: URI), got 's3://bucket/results'"),
+    ],
+)
+def test_bad_configuration_fails_before_any_submit(arguments, message):
+    operator = ColaCheckOperator(task_id="check", **{"rules": RULES, "source": SOURCE, **arguments})
+    with pytest.raises(ColaConfigError) as error:
+        operator.execute(context={})
+    assert str(error.value).startswith(message)
+    assert operator._hook is None  # no hook was even built
+
+
+def test_split_outputs_are_checked():
+    operator = ColaSplitOperator(task_id="split", rules=RULES, source=SOURCE, valid_output={"path": "/v"},
+                                 invalid_output={"format": "parquet"})
+    with pytest.raises(ColaConfigError) as error:
+        operator.execute(context={})
+    assert str(error.value) == "invalid invalid_output: an output needs exactly one of 'path' or 'table', but has neither"
+
+
+def test_rules_file_relative_to_the_dag_folder():
+    block = load_rules("rules/orders.yaml", base_dir=REPO / "dags_examples")
+    assert block.path == REPO / "dags_examples" / "rules" / "orders.yaml"
+    assert [rule["type"] for rule in block.rules] == ["row_count", "not_null", "unique", "range", "missing_percent"]
+
+
+def test_unreadable_rules_file(tmp_path):
+    bad = tmp_path / "rules.json"
+    bad.write_text('[{"type": "row_count", "min": 1,}]')
+    with pytest.raises(ColaConfigError) as error:
+        load_rules(str(bad))
+    assert str(error.value).startswith(f"rules file '{bad}' is not valid JSON: ")
+
+
+def test_failed_checks_are_listed_with_their_names():
+    results = [
+        {**ORDERS_FAIL_SUMMARY["results"][1], "check_name": "ids present"},
+        ORDERS_FAIL_SUMMARY["results"][2],
+        ORDERS_FAIL_SUMMARY["results"][0],
+    ]
+    assert describe_results(results, "fail") == (
+        "  [FAIL] ids present: not_null(order_id): 1 NULL value (order_id: 1)\n"
+        "  [FAIL] unique(order_id): 1 duplicate row (6 rows, 5 distinct)"
+    )
+    assert describe_results(results, "warn") == ""
+
+
+def test_error_classes_tell_airflow_whether_to_retry():
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    assert issubclass(ColaConfigError, AirflowFailException)
+    assert issubclass(ColaChecksFailed, AirflowFailException)
+    assert issubclass(ColaJobError, AirflowException) and not issubclass(ColaJobError, AirflowFailException)
+    assert ColaChecksFailed("x", ORDERS_FAIL_SUMMARY).summary is ORDERS_FAIL_SUMMARY
+    assert json.loads(json.dumps(ORDERS_FAIL_SUMMARY)) == ORDERS_FAIL_SUMMARY  # XCom-safe
+    assert Path(REPO / "dags_examples" / "rules" / "orders.yaml").is_file()
