@@ -157,13 +157,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    results_path = _local_results_path(args.results) if args.results else None
+    if results_path is not None:
+        # A results file left by an earlier run must never pass for this run's, if this one fails.
+        _remove_stale(results_path)
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
     source = parse_source(_source_config(args))
     report = _output_argument(args.report, "--report") if args.report else None
     splitting = args.command == "split"
     valid = _output_argument(args.valid_output, "--valid-output") if splitting else None
     invalid = _output_argument(args.invalid_output, "--invalid-output") if splitting else None
-    results_path = _local_results_path(args.results) if args.results else None
     rules = read_rules_file(args.rules)
     for package in args.checks:
         load_checks(package)
@@ -242,6 +245,13 @@ def _local_results_path(text: str) -> Path:
             f"--results must be a file the driver can write (a local path or a file: URI), got {text!r}"
         )
     return Path(path)
+
+
+def _remove_stale(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as error:
+        raise ColaOutputError(f"cannot remove the earlier results file {str(path)!r}: {error}") from error
 
 
 def _write_results(path: Path, summary: dict[str, Any]) -> None:

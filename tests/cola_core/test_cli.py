@@ -252,9 +252,11 @@ def test_bad_inputs_before_spark(tmp_path, capsys):
 @pytest.mark.spark
 def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
     rules = str(DATA / "rules_warn.json")
-    missing = str(tmp_path / "nope")
-    assert main(["check", "--rules", rules, "--input", missing]) == 2
+    missing, stale = str(tmp_path / "nope"), tmp_path / "results.json"
+    stale.write_text('{"severity": "pass"}')  # left by an earlier run
+    assert main(["check", "--rules", rules, "--input", missing, "--results", str(stale)]) == 2
     assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
+    assert not stale.exists()  # never mistaken for this failed run's results
     spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_ids")
     assert main(["check", "--rules", rules, "--table", "cola_cli_ids"]) == 2
     assert capsys.readouterr().err == (
