@@ -121,12 +121,15 @@ class SqlCheck(BaseCheck):
         return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)
 
     def _run_query(self, spark: Any) -> CheckResult:
+        # Two rows are enough to tell "exactly one" from "more than one" without collecting more.
         rows = spark.sql(self.params["query"]).take(2)
         if len(rows) != 1 or len(rows[0]) != 1 or not isinstance(rows[0][0], (bool, type(None))):
-            shape = f"{len(rows)} row(s)" if len(rows) != 1 else f"{rows[0]!r}"
+            shape = "no rows" if not rows else "more than one row" if len(rows) > 1 else repr(rows[0])
             return CheckResult(
                 self.rule_type, False, f"sql: the query must return one boolean value, got {shape}", 1
             )
         if rows[0][0] is True:
             return CheckResult(self.rule_type, True, "sql: invariant holds")
+        if rows[0][0] is None:
+            return CheckResult(self.rule_type, False, f"{self.error_message} (the query returned NULL)", 1)
         return CheckResult(self.rule_type, False, self.error_message, 1)
