@@ -16,7 +16,7 @@ from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola._outcome import checked_branch, checked_on_failure, settle
-from airflow_provider_cola._rules import checked_output, checked_source, dag_folder, load_rules
+from airflow_provider_cola._rules import RuleBlock, checked_output, checked_source, dag_folder, load_rules
 from airflow_provider_cola.errors import ColaConfigError
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._spark_submit import (
@@ -182,14 +182,14 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.get_dag()))
         source = checked_source(self.source)
         outputs = self._output_arguments()
-        mask_sensitive_settings(self.conf, self.env_vars, source.options)
         deploy_mode = self._resolved_deploy_mode()
+        if deploy_mode == "cluster" and not self.results_uri:
+            raise ColaConfigError(
+                "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
+                "through a local file: set results_uri to a folder both this worker and the driver reach"
+            )
+        mask_sensitive_settings(self.conf, self.env_vars, source.options)
         with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
-            if deploy_mode == "cluster" and not self.results_uri:
-                raise ColaConfigError(
-                    "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
-                    "through a local file: set results_uri to a folder both this worker and the driver reach"
-                )
             results = ResultsFile(workdir, self.results_uri)
             rules_file, shipped = self._rules_file(block, Path(workdir), deploy_mode)
             arguments = [
@@ -204,12 +204,15 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
                 "--fail-exit-code", "0",
             ]
             self._hook = self._make_hook(arguments, shipped)
-            with launcher_environment(self._hook.spark_binary, self._hook.master, self.env_vars, self.conf) as env:
-                if env:
-                    self.log.info("spark-submit environment: %s", env)
-                self._hook.submit(str(_job_entry_path()))
+            self._submit(self._hook)
             summary = results.read(split=self.command == "split", log_tail=self._hook.log_tail)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+
+    def _submit(self, hook: ColaSubmitHook) -> None:
+        with launcher_environment(hook.spark_binary, hook.master, self.env_vars, self.conf) as changes:
+            if changes:
+                self.log.info("spark-submit runs with %s", changes)
+            hook.submit(str(_job_entry_path()))
 
     def on_kill(self) -> None:
         """Stop the Spark application (and spark-submit) through the hook."""
@@ -233,7 +236,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             return "client"
         return extra.get("deploy-mode") or "client"
 
-    def _rules_file(self, block: Any, workdir: Path, deploy_mode: str) -> tuple[str, list[str]]:
+    def _rules_file(self, block: RuleBlock, workdir: Path, deploy_mode: str) -> tuple[str, list[str]]:
         """The ``--rules`` argument, and the files to ship for it.
 
         In cluster mode the driver runs elsewhere: the file travels with ``--files`` and is

@@ -7,8 +7,10 @@ before anything imports ``airflow``.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +23,7 @@ ORDERS = REPO / "dags_examples" / "data" / "orders"
 EXAMPLES = REPO / "dags_examples"
 TEST_DAGS = Path(__file__).resolve().parent / "dags"
 HOME = Path(tempfile.mkdtemp(prefix="cola-airflow-"))
+atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 DAGS_FOLDER = HOME / "dags"
 FAKE_BIN = HOME / "fake-bin"
 FAKE_SUBMIT_LOG = HOME / "fake-submit.log"
@@ -40,8 +43,6 @@ os.environ.update(
         "AIRFLOW_CONN_SPARK_WITH_SECRET": json.dumps(
             {"conn_type": "spark", "host": "local[2]", "password": CONNECTION_PASSWORD}
         ),
-        # The cola_core zip is cached here rather than in the user's ~/.cache.
-        "COLA_CACHE_DIR": str(HOME / "cache"),
         "FAKE_SUBMIT_LOG": str(FAKE_SUBMIT_LOG),
         "COLA_TEST_SECRET": CONF_SECRET,
     }

@@ -2,7 +2,7 @@
 
 Airflow reads its configuration once, when ``airflow`` is first imported, so the environment
 is set (by importing ``cola_testenv``) before any test module imports the provider.
-Everything lives in one temporary folder that is removed at the end of the session.
+Everything lives in one temporary folder, removed when the test process exits.
 
 DAGs run with ``dag.test()`` on a DAG loaded from the dags folder (Airflow 3.3 refuses a DAG
 built inside a test module, since it is not in any DAG bundle). Tasks run in this process,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -35,6 +34,18 @@ from cola_testenv import (
 )
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    # Airflow's in-process API server imports starlette's test client, which warns about
+    # httpx; it is Airflow's dependency, not ours.
+    ignore = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient` is deprecated")
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(ignore)
+
+
 @pytest.fixture(scope="session")
 def airflow_home() -> Path:
     """The migrated sqlite metadata DB, and a dags folder with the example and test DAGs."""
@@ -52,7 +63,9 @@ def airflow_home() -> Path:
     )
     assert migrate.returncode == 0, migrate.stdout[-3000:] + migrate.stderr[-3000:]
     yield HOME
-    shutil.rmtree(HOME, ignore_errors=True)
+    # Log records emitted at interpreter exit (py4j closing its gateway) must find a stream.
+    _log_to_process_stderr(only_closed=False)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @dataclass
@@ -89,7 +102,7 @@ def run_dag(airflow_home, capfd, monkeypatch):
         assert not bag.import_errors, bag.import_errors
         dag = bag.get_dag(dag_id)
         logical_date = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone.utc)
-        _reopen_closed_log_streams()
+        _log_to_process_stderr()
         capfd.readouterr()
         dag_run = dag.test(logical_date=logical_date, run_conf=conf)
         out, err = capfd.readouterr()
@@ -106,14 +119,19 @@ def run_dag(airflow_home, capfd, monkeypatch):
     return run
 
 
-def _reopen_closed_log_streams() -> None:
-    # Airflow sets up its log handlers on first import, during collection, on the stream
-    # pytest was capturing then; pytest has closed it since. Point them at the process's own
-    # stderr, which capfd still captures (it works on file descriptors) and nobody closes.
+def _log_to_process_stderr(only_closed: bool = True) -> None:
+    """Point stream log handlers at the process's own stderr.
+
+    Airflow sets up its log handlers on the streams pytest is capturing at that moment, and
+    pytest closes those later ("I/O operation on closed file"). The process's own stderr is
+    never closed, and capfd still captures it (it works on file descriptors).
+    """
     loggers = [logging.getLogger(), *(logging.getLogger(name) for name in logging.root.manager.loggerDict)]
     for logger in loggers:
         for handler in getattr(logger, "handlers", []):
-            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
+            if type(handler) is logging.StreamHandler and (
+                not only_closed or getattr(handler.stream, "closed", False)
+            ):
                 handler.stream = sys.__stderr__
 
 
