@@ -56,6 +56,7 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
     outcome = run_dag("cola_test_decorator", "2024-01-03")
 
     assert outcome.states == {
+        "not_a_dataframe": "failed",
         "informative": "success",
         "after_informative": "success",
         "gated": "success",
@@ -70,6 +71,11 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
     ) in outcome.log
     assert "branch has no entry for 'fail': skipping every downstream task" in outcome.log
     assert "informative: fail" in outcome.log
+    assert outcome.tries["not_a_dataframe"] == 1
+    assert (
+        "airflow_provider_cola.errors.ColaConfigError: a @cola_check function must return a Spark DataFrame, "
+        "got list\n"
+    ) in outcome.log
 
 
 def test_task_cola_check_resolves_to_the_provider_decorator(airflow_home):

@@ -1,10 +1,11 @@
-"""``@cola_check`` options beyond the example: on_failure="skip", a branch missing a severity.
+"""``@cola_check`` beyond the example: on_failure="skip", a branch missing a severity, a bad return.
 
 Run by test_decorator.py on the failing sample day (2024-01-03).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pendulum
@@ -31,6 +32,11 @@ with DAG(
     def gated(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
+    # A retry would not help, so it does not happen although one is allowed.
+    @cola_check(rules=RULES, retries=1, retry_delay=dt.timedelta(seconds=1))
+    def not_a_dataframe(spark):
+        return [1, 2, 3]
+
     @task
     def after_informative(summary):
         print(f"informative: {summary['severity']}")
@@ -44,4 +50,5 @@ with DAG(
         print("not in the mapping")
 
     after_informative(informative())
+    not_a_dataframe()
     gated() >> [on_pass(), also_downstream()]
