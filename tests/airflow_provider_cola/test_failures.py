@@ -145,10 +145,10 @@ def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path
     worker = threading.Thread(target=run)
     worker.start()
     deadline = time.monotonic() + 60
-    # Wait until spark-submit is running and the JVM has started logging.
+    # Wait until the Spark application (the driver, in client mode) has started.
     while time.monotonic() < deadline:
         hook = operator._hook
-        if hook is not None and hook._submit_sp is not None and len(hook._cola_log) >= 3:
+        if hook is not None and any("Running Spark version" in line for line in list(hook._cola_log)):
             break
         time.sleep(0.2)
     process = operator._hook._submit_sp
