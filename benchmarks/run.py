@@ -4,7 +4,8 @@
 
 Generates the orders table once (``benchmarks/data``), checks that every plan measures the
 same 15 numbers as Cola, counts the Spark jobs each plan starts, then times the plans in one
-Spark session, alternating their order every round so that warm-up and other load on the
+Spark session: one untimed warm-up round, then rounds in which every plan runs once, in a
+new order each round, after a garbage collection, so that warm-up and other load on the
 machine fall on all of them alike. Prints a markdown table.
 
 Besides wall-clock seconds, the table shows the CPU seconds the Spark JVM spent on each run
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gc
 import os
+import random
 import statistics
 import time
 import uuid
@@ -106,10 +109,22 @@ def verify(spark: SparkSession, df: DataFrame, plans: list[Variant]) -> None:
             assert_same_numbers(reference, measures, variant.label, freshness_slack=time.time() - started + 1)
 
 
-def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock) -> None:
-    for round_number in range(rounds):
-        shift = round_number % len(plans)
-        for variant in plans[shift:] + plans[:shift]:
+def settle(spark: SparkSession) -> None:
+    """Collect garbage in both processes, so no run pays for the previous run's garbage."""
+    gc.collect()
+    spark.sparkContext._jvm.java.lang.System.gc()
+
+
+def time_rounds(spark: SparkSession, df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock) -> None:
+    """Each round runs every plan once, in a fresh seeded order.
+
+    A fixed rotation would always run a plan right after the same neighbour (the 17-job
+    plan, say) and make it pay for that neighbour's state; a new order each round does not.
+    """
+    order = random.Random(len(plans) * 1000 + rounds)
+    for _ in range(rounds):
+        for variant in order.sample(plans, len(plans)):
+            settle(spark)
             cpu, wall = clock(), time.perf_counter()
             variant.plan(df)
             variant.seconds.append(time.perf_counter() - wall)
@@ -119,7 +134,7 @@ def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmCloc
 def _paired_ratio(variant: Variant, best: Variant, samples: str) -> float:
     """Median over rounds of this plan's time over the best plan's time in the same round.
 
-    Plans of one round run back to back, so a change in the machine's load between rounds
+    Plans of one round run close together, so a change in the machine's load between rounds
     cancels out of this ratio; the ratio of the two medians does not have that protection.
     """
     mine, theirs = getattr(variant, samples), getattr(best, samples)
@@ -180,11 +195,11 @@ def main(argv: list[str] | None = None) -> None:
 
     load_before = os.getloadavg()
     verify(spark, df, plans)
-    time_rounds(df, plans, args.warmup, clock)
+    time_rounds(spark, df, plans, args.warmup, clock)
     for variant in plans:
         variant.seconds.clear()
         variant.cpu_seconds.clear()
-    time_rounds(df, plans, args.rounds, clock)
+    time_rounds(spark, df, plans, args.rounds, clock)
     load_after = os.getloadavg()
 
     print(
