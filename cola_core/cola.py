@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core.checks import BaseCheck
 from cola_core.planner import run_block
@@ -58,11 +58,16 @@ class Cola:
         failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work."""
         return run_block(df, self.parse(rules), self.distinct_strategy)
 
-    def split(self, df: DataFrame, rules: Any, annotate: str | None = None) -> ColaSplit:
+    def split(
+        self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None
+    ) -> ColaSplit:
         """Partition ``df`` into ``ColaSplit(valid, invalid)`` by its row-level rules.
 
         Args:
             annotate: name of an ``array<string>`` column added to ``invalid`` with the codes of
-                the rules each row broke, in rule order.
+                the rules each row broke, in rule order. Codes of ``"severity": "warn"`` rules go
+                to ``<annotate>_warnings`` on both outputs.
+            quarantine_key: columns naming an entity, e.g. ``["order_id"]``: every row sharing a
+                key with a rejected row is rejected too (code ``quarantine_key(order_id)``).
         """
-        return split_block(df, self.parse(rules), annotate)
+        return split_block(df, self.parse(rules), annotate, quarantine_key)

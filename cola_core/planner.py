@@ -45,11 +45,14 @@ __all__ = [
 ]
 
 DISTINCT_STRATEGIES = ("separate", "inline")
+# The columns of a distinct count, and the ``where`` scope it is counted in.
+DistinctSet = tuple[tuple[str, ...], "str | None"]
 
 
-def distinct_key(columns: Sequence[str]) -> tuple[str, ...]:
-    """The set a distinct count runs over: (a, b), (b, a) and (a, a, b) all count the same rows."""
-    return tuple(sorted(set(columns)))
+def distinct_key(columns: Sequence[str], where: str | None = None) -> tuple[tuple[str, ...], str | None]:
+    """The set a distinct count runs over: (a, b), (b, a) and (a, a, b) all count the same
+    rows; rules scoped by the same ``where`` share it too."""
+    return tuple(sorted(set(columns))), where
 
 
 @dataclass
@@ -61,17 +64,19 @@ class BlockPlan:
         slices: check index -> ``(start, stop)`` of its aggregates in ``aggregates``.
         distinct_needs: check index -> the distinct sets whose counts follow its slice.
         own_action: indexes of the checks that run themselves (``sql``, ``schema``, custom).
+        rows_at: check index -> where its rows-in-scope count is, for rules with a tolerance.
     """
 
     aggregates: list[Column] = field(default_factory=list)
     slices: dict[int, tuple[int, int]] = field(default_factory=dict)
-    distinct_needs: dict[int, list[tuple[str, ...]]] = field(default_factory=dict)
+    distinct_needs: dict[int, list[DistinctSet]] = field(default_factory=dict)
     own_action: list[int] = field(default_factory=list)
+    rows_at: dict[int, int] = field(default_factory=dict)
 
     @property
-    def distinct_sets(self) -> list[tuple[str, ...]]:
+    def distinct_sets(self) -> list[DistinctSet]:
         """Each distinct set once, in the order the checks first ask for it."""
-        seen: dict[tuple[str, ...], None] = {}
+        seen: dict[DistinctSet, None] = {}
         for sets in self.distinct_needs.values():
             seen.update(dict.fromkeys(sets))
         return list(seen)
@@ -92,18 +97,42 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
                 )
 
 
+def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
+    """Have Spark analyse every ``where`` and ``expression`` (no job), so that a condition
+    naming a missing column is a rule error before the scan rather than a failed job."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+
+    for check in checks:
+        for condition in check.conditions():
+            try:
+                df.select(F.expr(condition).alias("condition")).schema
+            except PySparkException as error:
+                first_line = str(error).strip().splitlines()[0]
+                raise ColaRuleError(
+                    f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line}",
+                    position=check.position,
+                    rule_type=check.rule_type,
+                    target=check.target,
+                ) from error
+
+
 def plan_block(df: DataFrame, checks: Sequence[BaseCheck]) -> BlockPlan:
     """Collect the aggregates and distinct sets of every check that can share the scan."""
     plan = BlockPlan()
     for index, check in enumerate(checks):
-        if not check.supports_aggregations:
+        # A custom check's aggregates cannot be scoped from outside, so a scoped one runs alone.
+        if not check.supports_aggregations or (check.where is not None and not check.scopes_itself):
             plan.own_action.append(index)
             continue
         columns = check.aggregations(df)
         start = len(plan.aggregates)
         plan.aggregates.extend(column.alias(f"_cola_{index}_{offset}") for offset, column in enumerate(columns))
         plan.slices[index] = (start, len(plan.aggregates))
-        plan.distinct_needs[index] = [distinct_key(cols) for cols in check.distinct_sets(df)]
+        plan.distinct_needs[index] = [distinct_key(cols, check.where) for cols in check.distinct_sets(df)]
+        if check.tolerance is not None:
+            plan.rows_at[index] = len(plan.aggregates)
+            plan.aggregates.append(check.count_rows().alias(f"_cola_{index}_rows"))
     return plan
 
 
@@ -116,27 +145,45 @@ def _columns(df: DataFrame, names: Sequence[str]) -> list[Column]:
     return [F.col("`" + name.replace("`", "``") + "`") if name in top_level else F.col(name) for name in names]
 
 
-def distinct_count_column(df: DataFrame, column_set: Sequence[str]) -> Column:
-    """An aggregate counting distinct rows over ``column_set``, NULL counted as one value."""
+def _scope(where: str | None) -> Column | None:
+    if where is None:
+        return None
     from pyspark.sql import functions as F
+
+    return F.coalesce(F.expr(where), F.lit(False))
+
+
+def distinct_count_column(df: DataFrame, column_set: Sequence[str], where: str | None = None) -> Column:
+    """An aggregate counting distinct rows over ``column_set`` (within ``where``), NULL
+    counted as one value."""
+    from pyspark.sql import functions as F
+
+    scope = _scope(where)
+
+    def scoped(value: Column) -> Column:
+        return value if scope is None else F.when(scope, value)
 
     columns = _columns(df, column_set)
     if len(columns) == 1:
         # count(DISTINCT c) skips NULL, so add one when a NULL is present. A plain key also
         # groups faster than the one-field struct the general case needs.
         (column,) = columns
-        has_null = F.when(F.count(F.lit(1)) > F.count(column), F.lit(1)).otherwise(F.lit(0))
-        return F.count_distinct(column) + has_null
-    # A struct is never NULL, even when its fields are, so NULL equals NULL here.
-    return F.count_distinct(F.struct(*columns))
+        rows, present = F.count(scoped(F.lit(1))), F.count(scoped(column))
+        has_null = F.when(rows > present, F.lit(1)).otherwise(F.lit(0))
+        return F.count_distinct(scoped(column)) + has_null
+    # A struct is never NULL, even when its fields are, so NULL equals NULL here; outside the
+    # scope it is NULL, which count(DISTINCT ...) skips.
+    return F.count_distinct(scoped(F.struct(*columns)))
 
 
-def count_distinct_rows(df: DataFrame, column_set: Sequence[str]) -> int:
+def count_distinct_rows(df: DataFrame, column_set: Sequence[str], where: str | None = None) -> int:
     """One job: the distinct rows over ``column_set`` (``distinct`` treats NULLs as equal).
 
     Measured cheaper than ``agg(count_distinct(...))`` on the benchmark data.
     """
-    return df.select(*_columns(df, column_set)).distinct().count()
+    scope = _scope(where)
+    rows = df if scope is None else df.where(scope)
+    return rows.select(*_columns(df, column_set)).distinct().count()
 
 
 def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str = "separate") -> list[CheckResult]:
@@ -157,16 +204,18 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     if distinct_strategy not in DISTINCT_STRATEGIES:
         raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
     ensure_columns(df, checks)
+    ensure_conditions(df, checks)
     plan = plan_block(df, checks)
     aggregates = list(plan.aggregates)
-    distinct_counts: dict[tuple[str, ...], int] = {}
-    inline_at: dict[tuple[str, ...], int] = {}
-    for number, column_set in enumerate(plan.distinct_sets):
+    distinct_counts: dict[DistinctSet, int] = {}
+    inline_at: dict[DistinctSet, int] = {}
+    for number, distinct_set in enumerate(plan.distinct_sets):
+        column_set, where = distinct_set
         if distinct_strategy == "inline":
-            inline_at[column_set] = len(aggregates)
-            aggregates.append(distinct_count_column(df, column_set).alias(f"_cola_distinct_{number}"))
+            inline_at[distinct_set] = len(aggregates)
+            aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))
         else:
-            distinct_counts[column_set] = count_distinct_rows(df, column_set)
+            distinct_counts[distinct_set] = count_distinct_rows(df, column_set, where)
     row: list[Any] = list(df.agg(*aggregates).first()) if aggregates else []
     distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items()})
 
@@ -177,6 +226,8 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
             values = row[start:stop] + [distinct_counts[s] for s in plan.distinct_needs[index]]
             result = check.from_aggregations(values)
         else:
-            result = check.run(df)
-        results.append(check.finish(result))
+            scope = check.scope()
+            result = check.run(df if scope is None else df.where(scope))
+        rows_in_scope = int(row[plan.rows_at[index]]) if index in plan.rows_at else None
+        results.append(check.finish(result, rows_in_scope))
     return results

@@ -11,6 +11,7 @@ from cola_core.errors import ColaError
 __all__ = ["SEVERITIES", "CheckResult", "worst_severity"]
 
 SEVERITIES = ("pass", "warn", "fail")
+_OPTIONAL_KEYS = ("dimension", "samples")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,9 @@ class CheckResult:
         failed_rows: for a ``sql`` rule in ``failed_rows`` mode, the DataFrame of bad rows.
             Never part of :meth:`to_dict`.
         code: the rule's code, declared or rendered (``range(age,1,99)``, ``row_count``).
+        dimension: the rule's optional quality dimension (``Completeness``, ``Validity``, ...).
+        samples: with ``run(..., samples=N)``, up to N offending rows of a failed row-level
+            rule, as JSON-safe dicts.
     """
 
     rule_type: str
@@ -42,6 +46,8 @@ class CheckResult:
     check_name: str | None = None
     failed_rows: Any = field(default=None, compare=False, repr=False)
     code: str | None = None
+    dimension: str | None = None
+    samples: list[dict[str, Any]] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.severity is None:
@@ -57,8 +63,15 @@ class CheckResult:
         return f"[{self.severity.upper()}] {self.label}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-safe form used in XCom and results files (``failed_rows`` left out)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
+        """The JSON-safe form used in XCom and results files.
+
+        ``failed_rows`` is never in it; ``dimension`` and ``samples`` only when they are set.
+        """
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
+        for optional in _OPTIONAL_KEYS:
+            if data[optional] is None:
+                del data[optional]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:

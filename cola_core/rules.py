@@ -13,12 +13,14 @@ from typing import Any, Iterator, Mapping, Sequence
 from cola_core._params import THRESHOLD
 from cola_core.checks import METRIC_TYPES, BaseCheck
 from cola_core.checks.metrics import threshold_of
+from cola_core.checks.sql import check_read_only
 from cola_core.errors import ColaRuleError, ThresholdError
 
 __all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
 
-# Keys every rule may carry, whatever its type.
-COMMON_KEYS = ("type", "name", "code")
+# Keys every rule may carry, whatever its type (where and tolerance only where they apply).
+COMMON_KEYS = ("type", "name", "code", "severity", "dimension", "where", "tolerance")
+RULE_SEVERITIES = ("fail", "warn")
 # Keys that would make every expanded target share one identity or one destination.
 _PER_TARGET_ONLY = ("code", "output")
 
@@ -104,13 +106,19 @@ def _build(
                                 f"known types are {', '.join(sorted([*registry, 'check']))}")
         params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
         name, code = rule.get("name"), rule.get("code")
-        for key, value in (("name", name), ("code", code)):
+        for key in ("name", "code", "dimension", "where"):
+            value = rule.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}")
         _check_params(cls, params)
+        _check_options(cls, rule)
         cls.validate(params, rule_type)
         check = cls(params, rule_type=rule_type, name=name, code=code)
         check.position, check.target = position, target
+        check.severity_level = rule.get("severity", "fail")
+        check.dimension = rule.get("dimension")
+        check.where = rule.get("where")
+        check.tolerance = rule.get("tolerance")
         return check
     except ColaRuleError as error:
         raise error.located(position=position, rule_type=rule_type, target=target) from None
@@ -120,7 +128,7 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
     spec = cls.params_spec
     if spec is None:
         return  # a custom check without a declaration accepts whatever its rules carry
-    valid = sorted([*spec, "name", "code"])
+    valid = sorted([*spec, *_options_for(cls)])
     for key in params:
         if key not in spec:
             raise ColaRuleError(
@@ -140,6 +148,54 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
                 threshold_of(value)
             except ThresholdError as error:
                 raise ColaRuleError(f"{key!r} is not a valid threshold: {error}") from error
+
+
+def _options_for(cls: type[BaseCheck]) -> list[str]:
+    """The common keys this kind of rule accepts."""
+    options = ["name", "code", "severity", "dimension"]
+    if cls.supports_where:
+        options.append("where")
+    if _takes_tolerance(cls):
+        options.append("tolerance")
+    return options
+
+
+def _takes_tolerance(cls: type[BaseCheck]) -> bool:
+    # A tolerance is a share of offending rows: it needs a row rule that counts them in the
+    # shared scan, and metric rules already say how much is acceptable with must_be.
+    metric = cls.params_spec is not None and "must_be" in cls.params_spec
+    return cls.row_level_class() and cls.aggregating_class() and not metric
+
+
+def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
+    severity = rule.get("severity")
+    if severity is not None and severity not in RULE_SEVERITIES:
+        raise ColaRuleError(
+            f"'severity' must be 'fail' or 'warn', got {severity!r} "
+            "(a 'warn' rule is reported but never fails the block nor quarantines a row)"
+        )
+    if "where" in rule:
+        if not cls.supports_where:
+            raise ColaRuleError(
+                f"'where' does not apply to a {rule['type']} rule; "
+                + ("put the condition in the query's own WHERE" if rule["type"] == "sql" else "it reads no rows")
+            )
+        check_read_only(f"SELECT * WHERE {rule['where']}", "where")
+    if "tolerance" in rule:
+        if not _takes_tolerance(cls):
+            raise ColaRuleError(
+                "'tolerance' applies to row rules that count offending rows (not_null, unique, range, "
+                "regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"
+            )
+        value = rule["tolerance"]
+        if not THRESHOLD.accepts(value):
+            raise ColaRuleError(f"'tolerance' must be {THRESHOLD.describe}, got {value!r}")
+        try:
+            threshold = threshold_of(value)
+        except ThresholdError as error:
+            raise ColaRuleError(f"'tolerance' is not a valid threshold: {error}") from error
+        if threshold.is_duration:
+            raise ColaRuleError(f"'tolerance' ({value}) is a share of rows, such as '< 1%', not a duration")
 
 
 def _suggest(word: str, choices: Any) -> str:

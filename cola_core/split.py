@@ -1,18 +1,22 @@
 """The valid/invalid split (quarantine), with the codes of the broken rules beside each row.
 
-Every row-level rule contributes ``(code, predicate)`` pairs. One projection computes the
-array of codes a row breaks; ``valid`` is the rows whose array is empty and ``invalid`` the
-others, so the two partition the input (no row is lost or duplicated). Nothing runs until
-an action is taken on an output.
+Every row-level rule contributes ``(code, predicate)`` pairs, each limited to the rule's
+``where`` scope. One projection computes the array of codes a row breaks; ``valid`` is the
+rows whose array is empty and ``invalid`` the others, so the two partition the input (no
+row is lost or duplicated). Nothing runs until an action is taken on an output.
+
+Rules with ``"severity": "warn"`` never quarantine a row. With ``annotate``, their codes go to
+a second column, ``<annotate>_warnings``, on both outputs.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
+from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.planner import ensure_columns
+from cola_core.planner import ensure_columns, ensure_conditions
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -20,10 +24,12 @@ if TYPE_CHECKING:
 __all__ = ["ColaSplit", "codes_column", "split_block"]
 
 _CODES = "__cola_codes"
+_WARNINGS = "__cola_warnings"
 
 
 class ColaSplit(NamedTuple):
-    """``valid`` keeps the input's schema exactly; ``invalid`` adds the annotate column, if asked."""
+    """``valid`` keeps the input's schema exactly (plus the warnings column, when asked for);
+    ``invalid`` adds the annotate column."""
 
     valid: DataFrame
     invalid: DataFrame
@@ -33,7 +39,12 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     """``array<string>`` of the codes a row breaks, in rule order, each code once."""
     from pyspark.sql import functions as F
 
-    pairs = [pair for check in checks if check.is_row_level for pair in check.violations(df)]
+    pairs = [
+        (code, check.in_scope(predicate))
+        for check in checks
+        if check.is_row_level
+        for code, predicate in check.violations(df)
+    ]
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
@@ -41,19 +52,74 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     return F.array_distinct(F.array_compact(F.array(*flagged)))
 
 
-def split_block(df: DataFrame, checks: Sequence[BaseCheck], annotate: str | None = None) -> ColaSplit:
-    """Partition ``df`` by the row-level checks in ``checks``; aggregate checks are ignored."""
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _check_names(df: DataFrame, annotate: str | None, quarantine_key: Sequence[str] | None) -> None:
+    existing = {c.lower() for c in df.columns}
+    if annotate is not None:
+        if not isinstance(annotate, str) or not annotate.strip():
+            raise ColaError(f"annotate must be a column name, got {annotate!r}")
+        for name in (annotate, f"{annotate}_warnings"):
+            if name.lower() in existing:
+                raise ColaError(f"annotate column {name!r} already exists in the DataFrame; choose another name")
+    if quarantine_key is not None:
+        if isinstance(quarantine_key, str) or not quarantine_key or not all(
+            isinstance(c, str) and c for c in quarantine_key
+        ):
+            raise ColaError(f"quarantine_key must be a non-empty list of column names, got {quarantine_key!r}")
+        missing = [c for c in quarantine_key if c.lower() not in existing]
+        if missing:
+            raise ColaError(f"quarantine_key column {missing[0]!r} does not exist; the DataFrame has {', '.join(df.columns)}")
+
+
+def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
+    """Quarantine every otherwise-valid row that shares a key with a rejected row."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if annotate is not None and (not isinstance(annotate, str) or not annotate.strip()):
-        raise ColaError(f"annotate must be a column name, got {annotate!r}")
-    if annotate is not None and annotate.lower() in {c.lower() for c in df.columns}:
-        raise ColaError(f"annotate column {annotate!r} already exists in the DataFrame; choose another name")
+    complete_key = F.lit(True)
+    for column in key:
+        complete_key = complete_key & F.col(_quote(column)).isNotNull()
+    # A key with a NULL in it names no entity, so such rows are never pulled in.
+    key_rejected = F.max(F.when(complete_key, F.size(codes) > 0)).over(Window.partitionBy(*[_quote(c) for c in key]))
+    pulled_in = (F.size(codes) == 0) & F.coalesce(key_rejected, F.lit(False))
+    return F.when(pulled_in, F.array(F.lit(render_code("quarantine_key", *key)))).otherwise(codes)
+
+
+def split_block(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+) -> ColaSplit:
+    """Partition ``df`` by the row-level checks in ``checks``; aggregate checks are ignored.
+
+    Args:
+        annotate: name of the ``array<string>`` column of codes added to ``invalid``.
+        quarantine_key: columns naming an entity (``["order_id"]``): every row sharing a key
+            with a rejected row is rejected too, with the code ``quarantine_key(order_id)``.
+    """
+    from pyspark.sql import functions as F
+
+    _check_names(df, annotate, quarantine_key)
     row_checks = [check for check in checks if check.is_row_level]
     ensure_columns(df, row_checks)
-    columns = [F.col(f"`{name}`") for name in df.columns]
-    flagged = df.select(*columns, codes_column(df, row_checks).alias(_CODES))
-    valid = flagged.where(F.size(_CODES) == 0).select(*columns)
-    rejected = flagged.where(F.size(_CODES) > 0)
-    extra = [F.col(_CODES).alias(annotate)] if annotate else []
-    return ColaSplit(valid, rejected.select(*columns, *extra))
+    ensure_conditions(df, row_checks)
+    blocking = [check for check in row_checks if check.severity_level != "warn"]
+    warning = [check for check in row_checks if check.severity_level == "warn"]
+    columns = [F.col(_quote(name)) for name in df.columns]
+
+    codes = codes_column(df, blocking)
+    extra = [codes_column(df, warning).alias(_WARNINGS)] if warning and annotate else []
+    flagged = df.select(*columns, codes.alias(_CODES), *extra)
+    if quarantine_key:
+        keep_warnings = [F.col(_WARNINGS)] if extra else []
+        spread = _spread_over_key(F.col(_CODES), quarantine_key).alias(_CODES)
+        flagged = flagged.select(*columns, spread, *keep_warnings)
+    warnings_out = [F.col(_WARNINGS).alias(f"{annotate}_warnings")] if extra else []
+    valid = flagged.where(F.size(_CODES) == 0).select(*columns, *warnings_out)
+    codes_out = [F.col(_CODES).alias(annotate)] if annotate else []
+    invalid = flagged.where(F.size(_CODES) > 0).select(*columns, *codes_out, *warnings_out)
+    return ColaSplit(valid, invalid)

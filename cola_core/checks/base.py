@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-from cola_core._format import render_code
+from cola_core._format import format_number, render_code
 from cola_core._params import Param
 from cola_core.result import CheckResult
+from cola_core.thresholds import parse_threshold
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -41,6 +42,11 @@ class BaseCheck:
     """
 
     params_spec: ClassVar[Mapping[str, Param] | None] = None
+    # Whether a rule of this kind may be scoped with ``where`` (not for schema and sql).
+    supports_where: ClassVar[bool] = True
+    # Whether aggregations() already honour ``where`` (built-ins do, through count_rows and
+    # scoped); a custom check that does not is run on the filtered rows instead.
+    scopes_itself: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -57,6 +63,11 @@ class BaseCheck:
         # Where the rule sits in the block; set by the parser, used in error messages.
         self.position: int | None = None
         self.target: int | None = None
+        # Options every rule may carry; set by the parser (see rules.COMMON_KEYS).
+        self.severity_level = "fail"
+        self.dimension: str | None = None
+        self.where: str | None = None
+        self.tolerance: str | float | None = None
 
     # -- parsing -------------------------------------------------------------------------
 
@@ -72,6 +83,10 @@ class BaseCheck:
         if isinstance(columns, (list, tuple)) and columns:
             return render_code(self.rule_type, *columns)
         return self.rule_type
+
+    def conditions(self) -> list[str]:
+        """SQL conditions the rule evaluates; the planner has Spark analyse them before any job."""
+        return [self.where] if self.where is not None else []
 
     def columns_used(self, df: DataFrame) -> Sequence[str]:
         """Columns the rule reads; the planner checks they exist before any Spark work."""
@@ -113,26 +128,93 @@ class BaseCheck:
 
     # -- what the planner asks -----------------------------------------------------------
 
+    @classmethod
+    def aggregating_class(cls) -> bool:
+        return _overrides(cls, "aggregations") and _overrides(cls, "from_aggregations")
+
+    @classmethod
+    def row_level_class(cls) -> bool:
+        return _overrides(cls, "violation") or _overrides(cls, "violations")
+
     @property
     def supports_aggregations(self) -> bool:
-        return _overrides(self, "aggregations") and _overrides(self, "from_aggregations")
+        return self.aggregating_class()
 
     @property
     def is_row_level(self) -> bool:
-        return _overrides(self, "violation") or _overrides(self, "violations")
+        return self.row_level_class()
 
-    def finish(self, result: CheckResult) -> CheckResult:
-        """Fill in what a custom check may leave out: the rule's name and code."""
+    def finish(self, result: CheckResult, rows_in_scope: int | None = None) -> CheckResult:
+        """Complete a check's result with what the rule says around it.
+
+        Fills in the name, code and dimension a custom check may leave out, then applies the
+        rule's ``tolerance`` (a failed row rule passes when its share of offending rows meets
+        it) and ``severity`` (a ``warn`` rule that fails is reported as a warn).
+
+        Args:
+            rows_in_scope: rows the rule saw; the planner gives it to rules with a tolerance.
+        """
         updates: dict[str, Any] = {}
         if result.check_name is None and self.name is not None:
             updates["check_name"] = self.name
         if result.code is None:
             updates["code"] = self.code
+        if result.dimension is None and self.dimension is not None:
+            updates["dimension"] = self.dimension
+        if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":
+            share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
+            within = _threshold(self.tolerance).accepts(share)
+            verdict = "within" if within else "beyond"
+            updates["message"] = f"{result.message}; {format_number(share)}% of rows, {verdict} tolerance ({self.tolerance})"
+            if within:
+                updates.update(passed=True, severity="pass")
+        severity = updates.get("severity", result.severity)
+        if self.severity_level == "warn" and severity == "fail":
+            updates.update(passed=True, severity="warn")
         return dataclasses.replace(result, **updates) if updates else result
+
+    # -- scope (``where``) -----------------------------------------------------------------
+
+    def scope(self) -> Column | None:
+        """The rule's ``where`` as a Column, or None when the rule sees every row."""
+        if self.where is None:
+            return None
+        from pyspark.sql import functions as F
+
+        # NULL is not TRUE: a row where the condition is NULL is outside the scope.
+        return F.coalesce(F.expr(self.where), F.lit(False))
+
+    def in_scope(self, condition: Column) -> Column:
+        """``condition`` for rows inside the scope, false outside it."""
+        scope = self.scope()
+        return condition if scope is None else scope & condition
+
+    def scoped(self, value: Column) -> Column:
+        """``value`` inside the scope and NULL outside it, which aggregates then ignore."""
+        scope = self.scope()
+        if scope is None:
+            return value
+        from pyspark.sql import functions as F
+
+        return F.when(scope, value)
+
+    def count_rows(self, condition: Column | None = None) -> Column:
+        """An aggregate: the rows in scope (meeting ``condition`` when one is given)."""
+        from pyspark.sql import functions as F
+
+        if condition is None and self.where is None:
+            return F.count(F.lit(1))
+        wanted = self.in_scope(F.lit(True) if condition is None else condition)
+        return F.count(F.when(wanted, F.lit(1)))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"
 
 
-def _overrides(check: BaseCheck, method: str) -> bool:
-    return getattr(type(check), method) is not getattr(BaseCheck, method)
+def _threshold(value: str | float) -> Any:
+    # The parser already refused a bad tolerance; a plain number means equality.
+    return parse_threshold(value if isinstance(value, str) else format_number(value))
+
+
+def _overrides(cls: type[BaseCheck], method: str) -> bool:
+    return getattr(cls, method) is not getattr(BaseCheck, method)

@@ -35,6 +35,8 @@ class _LabelledCheck(BaseCheck):
     """Messages open with the rule rendered from its parameters (``range(age,1,99)``), which
     says what was checked even when the rule declares a code of its own."""
 
+    scopes_itself = True
+
     @property
     def label(self) -> str:
         return self.render_code()
@@ -58,7 +60,7 @@ class NotNullCheck(_LabelledCheck):
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         F = _f()
-        return [F.count(F.when(F.col(c).isNull(), F.lit(1))) for c in self.params["columns"]]
+        return [self.count_rows(F.col(c).isNull()) for c in self.params["columns"]]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         per_column = {c: int(v) for c, v in zip(self.params["columns"], values)}
@@ -83,8 +85,7 @@ class UniqueCheck(_LabelledCheck):
     params_spec = {"columns": Param(STRING_LIST, required=True)}
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.lit(1))]
+        return [self.count_rows()]
 
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         return [tuple(self.params["columns"])]
@@ -100,8 +101,9 @@ class UniqueCheck(_LabelledCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import Window
 
-        F = _f()
-        return F.count(F.lit(1)).over(Window.partitionBy(*self.params["columns"])) > 1
+        # Only rows in scope count towards a key's occurrences, and only they are blamed.
+        occurrences = self.count_rows().over(Window.partitionBy(*self.params["columns"]))
+        return self.in_scope(occurrences > 1)
 
 
 def _is_number(value: Any) -> bool:
@@ -224,8 +226,7 @@ class RangeCheck(_LabelledCheck):
         return F.col(self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.when(self.violation(df), F.lit(1)))]
+        return [self.count_rows(self.violation(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         failed = int(values[0])
@@ -254,8 +255,7 @@ class RegexCheck(_LabelledCheck):
         return ~F.coalesce(matches, F.lit(False))
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.when(self.violation(df), F.lit(1)))]
+        return [self.count_rows(self.violation(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         failed = int(values[0])
@@ -270,6 +270,7 @@ class RowCountCheck(BaseCheck):
     """The table's size. Two forms, one per rule: bounds (``min`` default 0, optional ``max``,
     both inclusive) or metric (``must_be`` and optional ``warn``)."""
 
+    scopes_itself = True
     params_spec = {"min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD)}
 
     @classmethod
@@ -291,8 +292,7 @@ class RowCountCheck(BaseCheck):
         return "must_be" in self.params
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.lit(1))]
+        return [self.count_rows()]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows = int(values[0])

@@ -99,6 +99,8 @@ def _f():
 class _MetricCheck(BaseCheck):
     """Shared parsing for metric rules: thresholds, and durations only for freshness."""
 
+    scopes_itself = True
+
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
         for key in ("must_be", "warn"):
@@ -127,8 +129,8 @@ class _RowMetricCheck(_MetricCheck):
         return self.condition(df)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.lit(1)), F.count(F.when(self.condition(df), F.lit(1)))]
+        _f()
+        return [self.count_rows(), self.count_rows(self.condition(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows, offending = int(values[0]), int(values[1])
@@ -179,8 +181,8 @@ class DistinctMetricCheck(_MetricCheck):
         return tuple(self.params.get("columns") or df.columns)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [F.count(F.lit(1))]
+        _f()
+        return [self.count_rows()]
 
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         return [self.key_columns(df)]
@@ -240,7 +242,7 @@ class ColumnStatCheck(_MetricCheck):
         if self.rule_type == "sum" and isinstance(data_type, IntegralType):
             # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
             measured = column.cast("decimal(38,0)")
-        return [function(measured), F.count(F.lit(1)), F.count(column)]
+        return [function(self.scoped(measured)), self.count_rows(), self.count_rows(column.isNotNull())]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         value, rows, measured = values[0], int(values[1]), int(values[2])
@@ -279,8 +281,8 @@ class FreshnessCheck(_MetricCheck):
     def aggregations(self, df: DataFrame) -> list[Column]:
         F = _f()
         timestamps = self._timestamps(df)
-        age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(F.max(timestamps))
-        return [age_micros, F.count(F.lit(1)), F.count(timestamps)]
+        age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(F.max(self.scoped(timestamps)))
+        return [age_micros, self.count_rows(), self.count_rows(timestamps.isNotNull())]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         micros, rows, measured = values[0], int(values[1]), int(values[2])

@@ -20,6 +20,8 @@ class ValuesPresentCheck(BaseCheck):
     """Values are compared as text, the way Spark casts the column to string (a date column
     reads ``2024-01-31``). Only the listed values are collected, so the result is bounded."""
 
+    scopes_itself = True
+
     params_spec = {"column": Param(STRING, required=True), "values": Param(SCALAR_LIST, required=True)}
 
     @property
@@ -30,7 +32,7 @@ class ValuesPresentCheck(BaseCheck):
         from pyspark.sql import functions as F
 
         text = F.col(self.params["column"]).cast("string")
-        return [F.collect_set(F.when(text.isin(self.expected), text))]
+        return [F.collect_set(F.when(self.in_scope(text.isin(self.expected)), text))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         found = set(values[0] or [])

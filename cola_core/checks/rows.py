@@ -26,10 +26,10 @@ def _plural(count: int, word: str) -> str:
 class _CountedRowCheck(BaseCheck):
     """A row rule whose result is the number of rows breaking its predicate."""
 
-    def aggregations(self, df: DataFrame) -> list[Column]:
-        from pyspark.sql import functions as F
+    scopes_itself = True
 
-        return [F.count(F.when(self.violation(df), F.lit(1)))]
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        return [self.count_rows(self.violation(df))]
 
     def describe_failure(self, failed: int) -> str:
         raise NotImplementedError
@@ -58,7 +58,10 @@ class ExpressionCheck(_CountedRowCheck):
         return render_code(self.rule_type, self.params["expression"])
 
     def columns_used(self, df: DataFrame) -> Sequence[str]:
-        return []  # Spark resolves the expression's columns, and names any that are missing
+        return []  # Spark resolves the expression's columns: see conditions()
+
+    def conditions(self) -> list[str]:
+        return [*super().conditions(), self.params["expression"]]
 
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F

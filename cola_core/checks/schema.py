@@ -52,6 +52,7 @@ class SchemaCheck(BaseCheck):
     the number of problems: each missing column, each forbidden column, each wrong type.
     """
 
+    supports_where = False
     params_spec = {
         "required_columns": Param(STRING_LIST),
         "forbidden_columns": Param(STRING_LIST),

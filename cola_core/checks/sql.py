@@ -65,6 +65,7 @@ def check_read_only(sql: str, key: str) -> None:
 class SqlCheck(BaseCheck):
     """Runs its own Spark action: the query is arbitrary SQL, so it cannot share the scan."""
 
+    supports_where = False
     params_spec = {
         "query": Param(STRING),
         "failed_rows": Param(STRING),

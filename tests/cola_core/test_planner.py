@@ -219,13 +219,15 @@ def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(orders):
         {"type": "counted_rows"},
     ]
     plan = plan_block(orders, make_cola().parse(rules))
-    assert plan.distinct_sets == [("email", "order_id"), ("status",)]
-    assert plan.distinct_needs == {0: [("email", "order_id")], 1: [("email", "order_id")], 2: [("status",)]}
+    email_id, status = (("email", "order_id"), None), (("status",), None)
+    assert plan.distinct_sets == [email_id, status]
+    assert plan.distinct_needs == {0: [email_id], 1: [email_id], 2: [status]}
     assert plan.own_action == [3, 4, 5]
 
 
 def test_distinct_key_ignores_order_and_repeats():
-    assert distinct_key(["b", "a", "b"]) == ("a", "b")
+    assert distinct_key(["b", "a", "b"]) == (("a", "b"), None)
+    assert distinct_key(["b", "a"], "amount > 0") == (("a", "b"), "amount > 0")
 
 
 def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, orders):

@@ -54,12 +54,21 @@ def test_json_form_round_trips_without_failed_rows():
     assert CheckResult.from_dict(json.loads(json.dumps(data))) == result
 
 
+def test_dimension_and_samples_appear_only_when_set():
+    result = CheckResult("not_null", False, "m", 1, dimension="Completeness", samples=[{"id": None}])
+    data = result.to_dict()
+    assert (data["dimension"], data["samples"]) == ("Completeness", [{"id": None}])
+    assert CheckResult.from_dict(data) == result
+    assert "dimension" not in CheckResult("x", True).to_dict()
+    assert "samples" not in CheckResult("x", True).to_dict()
+
+
 def test_from_dict_refuses_unknown_keys_and_lists_the_valid_ones():
     with pytest.raises(ColaError) as raised:
         CheckResult.from_dict({"rule_type": "x", "passed": True, "failed_rows": [], "colour": "red"})
     assert str(raised.value) == (
         "unknown CheckResult keys ['colour', 'failed_rows']; valid keys are ['rule_type', 'passed', 'message', "
-        "'failed_count', 'metric_value', 'severity', 'check_name', 'code']"
+        "'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples']"
     )
 
 
