@@ -117,6 +117,13 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
                 ) from error
 
 
+def prepare_all(df: DataFrame, checks: Sequence[BaseCheck]) -> DataFrame:
+    """Let every check add the helper columns it needs (see ``BaseCheck.prepare``)."""
+    for check in checks:
+        df = check.prepare(df)
+    return df
+
+
 def plan_block(df: DataFrame, checks: Sequence[BaseCheck]) -> BlockPlan:
     """Collect the aggregates and distinct sets of every check that can share the scan."""
     plan = BlockPlan()
@@ -205,7 +212,9 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
         raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
     ensure_columns(df, checks)
     ensure_conditions(df, checks)
-    plan = plan_block(df, checks)
+    # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
+    prepared = prepare_all(df, checks)
+    plan = plan_block(prepared, checks)
     aggregates = list(plan.aggregates)
     distinct_counts: dict[DistinctSet, int] = {}
     inline_at: dict[DistinctSet, int] = {}
@@ -216,7 +225,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
             aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))
         else:
             distinct_counts[distinct_set] = count_distinct_rows(df, column_set, where)
-    row: list[Any] = list(df.agg(*aggregates).first()) if aggregates else []
+    row: list[Any] = list(prepared.agg(*aggregates).first()) if aggregates else []
     distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items()})
 
     results = []

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.planner import ensure_columns, ensure_conditions
+from cola_core.planner import ensure_columns, ensure_conditions, prepare_all
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -110,10 +110,11 @@ def split_block(
     blocking = [check for check in row_checks if check.severity_level != "warn"]
     warning = [check for check in row_checks if check.severity_level == "warn"]
     columns = [F.col(_quote(name)) for name in df.columns]
-
-    codes = codes_column(df, blocking)
-    extra = [codes_column(df, warning).alias(_WARNINGS)] if warning and annotate else []
-    flagged = df.select(*columns, codes.alias(_CODES), *extra)
+    # Helper columns that checks add (reference lookups) are used here and dropped below.
+    prepared = prepare_all(df, row_checks)
+    codes = codes_column(prepared, blocking)
+    extra = [codes_column(prepared, warning).alias(_WARNINGS)] if warning and annotate else []
+    flagged = prepared.select(*columns, codes.alias(_CODES), *extra)
     if quarantine_key:
         keep_warnings = [F.col(_WARNINGS)] if extra else []
         spread = _spread_over_key(F.col(_CODES), quarantine_key).alias(_CODES)

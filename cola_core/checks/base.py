@@ -99,6 +99,12 @@ class BaseCheck:
 
     # -- capabilities (overridden by subclasses) -----------------------------------------
 
+    def prepare(self, df: DataFrame) -> DataFrame:
+        """Return ``df`` with any helper columns the check's Columns refer to (for example a
+        lookup joined from a reference table). It must keep every row exactly once, and the
+        planner and the split drop the helper columns again. The default adds nothing."""
+        return df
+
     def aggregations(self, df: DataFrame) -> list[Column]:
         raise NotImplementedError
 
