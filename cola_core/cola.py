@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core.checks import BaseCheck
+from cola_core.errors import ColaError
 from cola_core.planner import run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
+from cola_core.samples import attach_samples
 from cola_core.split import ColaSplit, split_block
 
 if TYPE_CHECKING:
@@ -53,10 +55,19 @@ class Cola:
         """Validate a rule block without touching Spark; raises ``ColaRuleError``."""
         return parse_rules(rules, self._registry)
 
-    def run(self, df: DataFrame, rules: Any) -> list[CheckResult]:
+    def run(self, df: DataFrame, rules: Any, samples: int = 0) -> list[CheckResult]:
         """One result per rule (after ``targets`` expansion), in order. Never raises for a
-        failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work."""
-        return run_block(df, self.parse(rules), self.distinct_strategy)
+        failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work.
+
+        Args:
+            samples: when above 0, up to this many offending rows of each failed (or warned)
+                row-level rule are put on ``result.samples``, collected in one extra job.
+        """
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+            raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
+        checks = self.parse(rules)
+        results = run_block(df, checks, self.distinct_strategy)
+        return attach_samples(df, checks, results, samples) if samples else results
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None

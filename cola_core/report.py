@@ -37,6 +37,7 @@ REPORT_COLUMNS = (
     "rule_type",
     "check_name",
     "code",
+    "dimension",
     "severity",
     "passed",
     "failed_count",
@@ -45,7 +46,7 @@ REPORT_COLUMNS = (
     "validated_at",
 )
 REPORT_SCHEMA = (
-    "pipeline string, rule_type string, check_name string, code string, severity string, "
+    "pipeline string, rule_type string, check_name string, code string, dimension string, severity string, "
     "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp"
 )
 
@@ -117,6 +118,7 @@ def report_rows(
                 result.rule_type,
                 result.check_name,
                 result.code,
+                result.dimension,
                 result.severity,
                 bool(result.passed),
                 int(result.failed_count),

@@ -113,7 +113,7 @@ def test_a_failed_check_exits_1_and_still_writes_the_report(spark, tmp_path):
     report_rows = [row.asDict() for row in spark.read.parquet(str(report)).collect()]
     assert [{k: v for k, v in row.items() if k != "validated_at"} for row in report_rows] == [
         {"pipeline": None, "rule_type": item["rule_type"], "check_name": None, "code": item["code"],
-         "severity": item["severity"], "passed": item["passed"], "failed_count": item["failed_count"],
+         "dimension": None, "severity": item["severity"], "passed": item["passed"], "failed_count": item["failed_count"],
          "metric_value": item["metric_value"], "message": item["message"]}
         for item in expected["results"]
     ]

@@ -23,7 +23,7 @@ WARNED = CheckResult(
     "missing_count", True, "missing_count(email) = 1 violates warn (= 0)", 0, 1, "warn", "emails", code="missing_count(email)"
 )
 FAILED = CheckResult(
-    "range", False, "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", 1, code="AMOUNT_NEGATIVE"
+    "range", False, "range(amount,0,): 1 value out of range (>= 0)", 1, code="AMOUNT_NEGATIVE", dimension="Validity"
 )
 WHEN = dt.datetime(2024, 5, 1, 12, 30, 0, tzinfo=dt.timezone.utc)
 
@@ -57,12 +57,13 @@ def test_summarise_gives_the_xcom_shape_exactly():
             {
                 "rule_type": "range",
                 "passed": False,
-                "message": "AMOUNT_NEGATIVE: 1 value out of range (>= 0)",
+                "message": "range(amount,0,): 1 value out of range (>= 0)",
                 "failed_count": 1,
                 "metric_value": None,
                 "severity": "fail",
                 "check_name": None,
                 "code": "AMOUNT_NEGATIVE",
+                "dimension": "Validity",
             },
         ],
     }
@@ -102,14 +103,14 @@ def test_the_summary_is_strict_json_and_round_trips_to_the_results():
 
 def test_report_rows_follow_the_spec_columns():
     assert REPORT_COLUMNS == (
-        "pipeline", "rule_type", "check_name", "code", "severity", "passed",
+        "pipeline", "rule_type", "check_name", "code", "dimension", "severity", "passed",
         "failed_count", "metric_value", "message", "validated_at",
     )
     assert report_rows([WARNED, FAILED], pipeline="orders", validated_at=WHEN) == [
-        ("orders", "missing_count", "emails", "missing_count(email)", "warn", True, 0, 1.0,
+        ("orders", "missing_count", "emails", "missing_count(email)", None, "warn", True, 0, 1.0,
          "missing_count(email) = 1 violates warn (= 0)", WHEN),
-        ("orders", "range", None, "AMOUNT_NEGATIVE", "fail", False, 1, None,
-         "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", WHEN),
+        ("orders", "range", None, "AMOUNT_NEGATIVE", "Validity", "fail", False, 1, None,
+         "range(amount,0,): 1 value out of range (>= 0)", WHEN),
     ]
 
 
@@ -126,18 +127,19 @@ def test_report_rows_share_one_timestamp_that_defaults_to_now():
 def test_report_dataframe_has_the_report_schema(spark):
     frame = report_dataframe(spark, [PASSED, FAILED], pipeline="orders", validated_at=WHEN)
     assert frame.schema.simpleString() == (
-        "struct<pipeline:string,rule_type:string,check_name:string,code:string,severity:string,passed:boolean,"
+        "struct<pipeline:string,rule_type:string,check_name:string,code:string,dimension:string,severity:string,"
+        "passed:boolean,"
         "failed_count:bigint,metric_value:double,message:string,validated_at:timestamp>"
     )
     rows = [row.asDict() for row in frame.collect()]
     naive_utc = dt.datetime(2024, 5, 1, 12, 30)  # the session time zone is UTC
     assert rows == [
         {"pipeline": "orders", "rule_type": "not_null", "check_name": None, "code": "not_null(id)",
-         "severity": "pass", "passed": True, "failed_count": 0, "metric_value": None,
+         "dimension": None, "severity": "pass", "passed": True, "failed_count": 0, "metric_value": None,
          "message": "not_null(id): no NULL values", "validated_at": naive_utc},
         {"pipeline": "orders", "rule_type": "range", "check_name": None, "code": "AMOUNT_NEGATIVE",
-         "severity": "fail", "passed": False, "failed_count": 1, "metric_value": None,
-         "message": "AMOUNT_NEGATIVE: 1 value out of range (>= 0)", "validated_at": naive_utc},
+         "dimension": "Validity", "severity": "fail", "passed": False, "failed_count": 1, "metric_value": None,
+         "message": "range(amount,0,): 1 value out of range (>= 0)", "validated_at": naive_utc},
     ]
 
 
@@ -159,7 +161,7 @@ def test_render_table_is_plain_text_with_aligned_columns():
         "SEVERITY  RULE      CODE                  VALUE  FAILED  MESSAGE",
         "PASS      not_null  not_null(id)              -       0  not_null(id): no NULL values",
         "WARN      emails    missing_count(email)      1       0  missing_count(email) = 1 violates warn (= 0)",
-        "FAIL      range     AMOUNT_NEGATIVE           -       1  AMOUNT_NEGATIVE: 1 value out of range (>= 0)",
+        "FAIL      range     AMOUNT_NEGATIVE           -       1  range(amount,0,): 1 value out of range (>= 0)",
         "",
         "3 results: 1 pass, 1 warn, 1 fail",
     ])

@@ -1,0 +1,89 @@
+"""Sample rows for failed row-level rules: up to N offending rows per rule, in one job.
+
+Each offending row is tagged with the index of every failed rule it breaks; the tags are
+exploded, numbered per rule with a window, and the first N per rule are collected. One
+action covers the whole block, however many rules failed, and only the samples (bounded by
+N times the number of failed rules) reach the driver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Sequence
+
+from cola_core.checks.base import BaseCheck
+from cola_core.errors import ColaError
+from cola_core.planner import prepare_all
+from cola_core.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["attach_samples", "json_safe"]
+
+_RULE = "__cola_rule"
+_ORDER = "__cola_order"
+_RANK = "__cola_rank"
+
+
+def json_safe(value: Any) -> Any:
+    """A value as JSON can carry it: dates as ISO text, decimals as numbers, NaN as None."""
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def attach_samples(
+    df: DataFrame, checks: Sequence[BaseCheck], results: list[CheckResult], samples: int
+) -> list[CheckResult]:
+    """Put up to ``samples`` offending rows on each failed (or warned) row-level result."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+        raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
+    failing = [
+        index
+        for index, (check, result) in enumerate(zip(checks, results))
+        if samples and check.is_row_level and result.severity != "pass"
+    ]
+    if not failing:
+        return results
+    columns = [F.col("`" + name.replace("`", "``") + "`") for name in df.columns]
+    prepared = prepare_all(df, [checks[i] for i in failing])
+    tags = []
+    for index in failing:
+        check = checks[index]
+        broken = F.lit(False)
+        for _, predicate in check.violations(prepared):
+            broken = broken | F.coalesce(check.in_scope(predicate), F.lit(False))
+        tags.append(F.when(broken, F.lit(index)))
+    tagged = prepared.select(
+        *columns,
+        F.monotonically_increasing_id().alias(_ORDER),
+        F.explode(F.array_compact(F.array(*tags))).alias(_RULE),
+    )
+    ranked = tagged.withColumn(_RANK, F.row_number().over(Window.partitionBy(_RULE).orderBy(_ORDER)))
+    picked = ranked.where(F.col(_RANK) <= samples).select(_RULE, _ORDER, *columns).collect()
+
+    by_rule: dict[int, list[dict[str, Any]]] = {index: [] for index in failing}
+    for row in sorted(picked, key=lambda r: (r[_RULE], r[_ORDER])):
+        data = row.asDict(recursive=True)
+        by_rule[data.pop(_RULE)].append(json_safe({k: v for k, v in data.items() if k != _ORDER}))
+    return [
+        dataclasses.replace(result, samples=by_rule[index]) if index in by_rule else result
+        for index, result in enumerate(results)
+    ]
