@@ -5,6 +5,7 @@ Shared by the operators and the ``@cola_check`` decorator, so the three behave t
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from airflow_provider_cola.errors import ColaChecksFailed
@@ -63,6 +64,8 @@ def describe_results(results: Sequence[Mapping[str, Any]], severity: str) -> str
         if result["severity"] == severity:
             name = f"{result['check_name']}: " if result.get("check_name") else ""
             lines.append(f"  [{severity.upper()}] {name}{result['message']}")
+            # Offending rows, when the task asked for samples: what to look at first.
+            lines.extend(f"      e.g. {json.dumps(row, default=str)}" for row in result.get("samples") or [])
     return "\n".join(lines)
 
 

@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument(
         "--annotate", metavar="COLUMN", help="add this array<string> column of broken rule codes to the invalid rows"
     )
+    outputs.add_argument(
+        "--quarantine-key", action="append", default=[], metavar="COLUMN",
+        help="reject every row sharing this key with a rejected row (repeat for a composite key)",
+    )
     return parser
 
 
@@ -103,6 +107,10 @@ def _common_arguments() -> argparse.ArgumentParser:
         "--report", metavar="OUTPUT", help="write the report (one row per result) to this output"
     )
     results.add_argument("--pipeline", metavar="NAME", help="the pipeline name written in the report")
+    results.add_argument(
+        "--samples", type=int, default=0, metavar="N",
+        help="keep up to N offending rows of each failed row rule in the results (one extra job)",
+    )
     results.add_argument(
         "--fail-exit-code", type=int, default=EXIT_FAILED, metavar="N",
         help="exit status when a check failed (default: 1; 0 lets a caller decide from --results)",
@@ -185,8 +193,8 @@ def _run(args: argparse.Namespace) -> int:
         counts: dict[str, int] = {}
         if splitting:
             # Built first: a bad annotate column is refused before any Spark job runs.
-            split = cola.split(df, rules, annotate=args.annotate)
-        results = cola.run(df, rules)
+            split = cola.split(df, rules, annotate=args.annotate, quarantine_key=args.quarantine_key or None)
+        results = cola.run(df, rules, samples=args.samples)
         validated_at = dt.datetime.now(dt.timezone.utc)
         if splitting:
             counts["valid_count"] = write_counted(split.valid, valid)

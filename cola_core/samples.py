@@ -71,11 +71,12 @@ def attach_samples(
         for _, predicate in check.violations(prepared):
             broken = broken | F.coalesce(check.in_scope(predicate), F.lit(False))
         tags.append(F.when(broken, F.lit(index)))
+    # Window predicates (unique) and a generator cannot share one projection: tag, then explode.
     tagged = prepared.select(
         *columns,
         F.monotonically_increasing_id().alias(_ORDER),
-        F.explode(F.array_compact(F.array(*tags))).alias(_RULE),
-    )
+        F.array_compact(F.array(*tags)).alias(_RULE),
+    ).select(*columns, _ORDER, F.explode(_RULE).alias(_RULE))
     ranked = tagged.withColumn(_RANK, F.row_number().over(Window.partitionBy(_RULE).orderBy(_ORDER)))
     picked = ranked.where(F.col(_RANK) <= samples).select(_RULE, _ORDER, *columns).collect()
 

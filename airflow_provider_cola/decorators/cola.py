@@ -47,6 +47,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         on_failure: str = "fail",
         branch: Mapping[str, str | list[str]] | None = None,
         conf: dict[str, Any] | None = None,
+        samples: int = 0,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -56,6 +57,9 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.on_failure = checked_on_failure(on_failure)
         self.branch = checked_branch(branch)
         self.conf = conf
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+            raise ValueError(f"samples must be a whole number >= 0, got {samples!r}")
+        self.samples = samples
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
@@ -92,7 +96,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
                 raise ColaConfigError(
                     f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
                 )
-            return summarise(Cola().run(df, self._block.rules))
+            return summarise(Cola().run(df, self._block.rules, samples=self.samples))
         finally:
             if started_here:
                 spark.stop()
@@ -171,6 +175,7 @@ def cola_check(
     on_failure: str = "fail",
     branch: Mapping[str, str | list[str]] | None = None,
     conf: dict[str, Any] | None = None,
+    samples: int = 0,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -192,6 +197,8 @@ def cola_check(
         on_failure: ``fail`` (default), ``warn`` or ``skip``, as for ``ColaCheckOperator``.
         branch: ``{"pass": ..., "warn": ..., "fail": ...}``, as for ``ColaCheckOperator``.
         conf: Spark settings for the session the task starts. (templated)
+        samples: keep up to this many offending rows of each failed row rule, as for
+            ``ColaCheckOperator``.
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
@@ -208,5 +215,6 @@ def cola_check(
         on_failure=on_failure,
         branch=branch,
         conf=conf,
+        samples=samples,
         **kwargs,
     )

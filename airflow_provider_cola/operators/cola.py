@@ -74,6 +74,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             path. (templated)
         pipeline: the pipeline name written in the report; ``<dag_id>.<task_id>`` by default.
             (templated)
+        samples: keep up to this many offending rows of each failed row rule in the results
+            (one extra Spark job); the failure message shows them. 0 (default) keeps none.
         results_uri: a folder both this worker and the Spark driver can reach, for the
             results file. Needed in cluster deploy mode; in client mode a temporary file is
             used. (templated)
@@ -113,6 +115,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         report: dict[str, Any] | str | None = None,
         pipeline: str | None = None,
         results_uri: str | None = None,
+        samples: int = 0,
         conf: dict[str, Any] | None = None,
         files: str | None = None,
         py_files: str | None = None,
@@ -150,6 +153,9 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self.report = report
         self.pipeline = pipeline
         self.results_uri = results_uri
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+            raise ValueError(f"samples must be a whole number >= 0, got {samples!r}")
+        self.samples = samples
         self.conf = conf
         self.files = files
         self.py_files = py_files
@@ -198,6 +204,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
                 *_source_arguments(source),
                 "--results", results.target,
                 "--pipeline", self.pipeline or f"{self.dag_id}.{self.task_id}",
+                "--samples", str(self.samples),
                 *outputs,
                 # Exit 0 once the results file is written, even when checks failed: the hook
                 # treats any non-zero exit as a crash, and the decision is made from the file.
@@ -297,6 +304,8 @@ class ColaSplitOperator(ColaCheckOperator):
         invalid_output: where the other rows go, with the input's columns. (templated)
         annotate: the name of an ``array<string>`` column added to the invalid rows, holding
             the codes of the rules each row broke. (templated)
+        quarantine_key: columns naming an entity (``["order_id"]``): every row sharing a key
+            with a rejected row is rejected too, so an order is never half loaded.
     """
 
     template_fields: Sequence[str] = (*ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate")
@@ -308,12 +317,14 @@ class ColaSplitOperator(ColaCheckOperator):
         valid_output: dict[str, Any] | str,
         invalid_output: dict[str, Any] | str,
         annotate: str | None = None,
+        quarantine_key: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.valid_output = valid_output
         self.invalid_output = invalid_output
         self.annotate = annotate
+        self.quarantine_key = quarantine_key
 
     def _output_arguments(self) -> list[str]:
         arguments = super()._output_arguments()
@@ -325,6 +336,8 @@ class ColaSplitOperator(ColaCheckOperator):
             arguments += [flag, _output_text(config)]
         if self.annotate:
             arguments += ["--annotate", self.annotate]
+        for column in self.quarantine_key or []:
+            arguments += ["--quarantine-key", column]
         return arguments
 
 

@@ -12,6 +12,7 @@ from cola_core.checks.metrics import (
     MissingMetricCheck,
 )
 from cola_core.checks.presence import ValuesPresentCheck
+from cola_core.checks.reference import ForeignKeyCheck, ReconcileCheck
 from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
@@ -26,11 +27,13 @@ __all__ = [
     "ColumnStatCheck",
     "DistinctMetricCheck",
     "ExpressionCheck",
+    "ForeignKeyCheck",
     "FreshnessCheck",
     "InvalidMetricCheck",
     "MissingMetricCheck",
     "NotNullCheck",
     "RangeCheck",
+    "ReconcileCheck",
     "RegexCheck",
     "RowCountCheck",
     "SchemaCheck",
@@ -68,5 +71,7 @@ BUILTIN_CHECKS: dict[str, type[BaseCheck]] = {
     "expression": ExpressionCheck,
     "castable": CastableCheck,
     "values_present": ValuesPresentCheck,
+    "foreign_key": ForeignKeyCheck,
+    "reconcile": ReconcileCheck,
     **METRIC_TYPES,
 }

@@ -96,6 +96,7 @@ def numbers(spark):
         ({"branch": {"fail": ["a", 3]}}, "branch['fail'] must be a task id or a list of task ids, got ['a', 3]"),
         ({"branch": {}}, 'branch must map severities to task ids, e.g. {"pass": "load", "warn": "notify", '
                          '"fail": "quarantine"}, got {}'),
+        ({"samples": -1}, "samples must be a whole number >= 0, got -1"),
     ],
 )
 def test_static_arguments_are_checked_at_parse_time(arguments, message):
@@ -167,6 +168,14 @@ def test_failed_checks_are_listed_with_their_names():
         "  [FAIL] unique(order_id): 1 duplicate row (6 rows, 5 distinct)"
     )
     assert describe_results(results, "warn") == ""
+
+
+def test_the_failure_message_shows_the_samples_of_each_failed_check():
+    with_samples = {**ORDERS_FAIL_SUMMARY["results"][1], "samples": [{"order_id": None, "amount": 5.0}]}
+    assert describe_results([with_samples], "fail") == (
+        "  [FAIL] not_null(order_id): 1 NULL value (order_id: 1)\n"
+        '      e.g. {"order_id": null, "amount": 5.0}'
+    )
 
 
 def test_error_classes_tell_airflow_whether_to_retry():

@@ -158,6 +158,33 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
     ]
 
 
+@pytest.mark.spark
+def test_split_with_samples_and_a_quarantine_key(spark, tmp_path):
+    results = tmp_path / "results.json"
+    valid, invalid = tmp_path / "valid", tmp_path / "invalid"
+    done = run_cola(
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "--valid-output", str(valid), "--invalid-output", str(invalid), "--annotate", "codes",
+        "--quarantine-key", "status", "--samples", "1", *LIGHT_SPARK, cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "split: 0 valid rows, 6 invalid rows"
+    summary = json.loads(results.read_text())
+    assert [(r["code"], r.get("samples")) for r in summary["results"]] == [
+        ("not_null(email)", [{"order_id": 3, "customer": "carla", "email": None, "amount": 15.0, "status": "paid"}]),
+        ("AMOUNT_NEGATIVE", [{"order_id": 4, "customer": "dan", "email": "dan@example.com", "amount": -5.0,
+                              "status": "refunded"}]),
+        ("unique(order_id)", [{"order_id": 5, "customer": "eva", "email": "eva@example.com", "amount": 30.0,
+                               "status": "paid"}]),
+        ("row_count", None),
+    ]
+    # Ana and Bruno break no rule, but share the status 'paid' with rejected rows.
+    assert sorted((row.order_id, tuple(row.codes)) for row in spark.read.parquet(str(invalid)).collect()) == [
+        (1, ("quarantine_key(status)",)), (2, ("quarantine_key(status)",)), (3, ("not_null(email)",)),
+        (4, ("AMOUNT_NEGATIVE",)), (5, ("unique(order_id)",)), (5, ("unique(order_id)",)),
+    ]
+
+
 # -- the real command, errors found before Spark starts (fast) --------------------------------
 
 

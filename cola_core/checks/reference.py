@@ -1,0 +1,356 @@
+"""Rules that hold the data against another source, the reference.
+
+- ``foreign_key`` (row-level): every present key of the data occurs in the reference
+  (seed 004's referential_integrity). The lookup is a left join with the reference's
+  distinct keys, added by ``prepare``, so it joins the block's single scan and the split.
+- ``reconcile`` (aggregate): an aggregate of the data (``count``, ``sum``, ``min``, ``max``,
+  ``avg``) is close enough to the same aggregate of the reference (seed 004's reconciliation).
+
+The reference is an input spec, the same as the CLI's source (``{"path": ..., "format": ...}``,
+``{"table": ...}`` or ``{"query": ...}``). It is validated in pure Python when the rule is
+parsed, and read only when the block runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from decimal import Decimal
+from functools import reduce
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from cola_core._format import format_number, render_code
+from cola_core._params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.checks.base import BaseCheck
+from cola_core.checks.metrics import judge_metric, threshold_of
+from cola_core.checks.rows import _CountedRowCheck
+from cola_core.checks.sql import check_read_only
+from cola_core.checks.validity import column_type, rule_error, type_family
+from cola_core.errors import ColaRuleError, ColaSourceError
+from cola_core.io import SourceSpec, parse_source, read_source
+from cola_core.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+__all__ = ["RECONCILE_AGGREGATES", "RECONCILE_DIFFERENCES", "ForeignKeyCheck", "ReconcileCheck"]
+
+RECONCILE_AGGREGATES = ("count", "sum", "min", "max", "avg")
+RECONCILE_DIFFERENCES = ("relative", "absolute")
+
+# Numbers the helper columns of each foreign_key check, so two of them never collide.
+_lookup_numbers = itertools.count(1)
+# Decimal digits left of the point that each integral type can hold.
+_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+
+
+def _parse_reference(value: Any) -> SourceSpec:
+    try:
+        return parse_source(value)
+    except ColaSourceError as error:
+        raise ColaRuleError(f"'reference' is not a valid input: {error}") from error
+
+
+def _quoted(df: DataFrame, name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    # An exact top-level name may hold a dot; anything else ('address.city') is Spark's to resolve.
+    return F.col("`" + name.replace("`", "``") + "`") if name in df.columns else F.col(name)
+
+
+def _is_numeric(data_type: DataType) -> bool:
+    return type_family(data_type) in ("numeric", "float")
+
+
+def _comparison_type(data_type: DataType, reference_type: DataType) -> str | None:
+    """The type a data key and a reference key are compared as; None when they already match.
+
+    Spark would widen most pairs itself, but under ANSI mode it compares a string with a
+    number by casting the string, and a non-numeric string then fails the whole job. Casting
+    both sides to one explicit type also keeps the distinct reference keys distinct after the
+    cast, so the join can never match a row twice.
+    """
+    from pyspark.sql.types import DecimalType, IntegralType
+
+    if data_type == reference_type:
+        return None
+    families = {type_family(data_type), type_family(reference_type)}
+    if _is_numeric(data_type) and _is_numeric(reference_type):
+        if "float" in families:
+            return "double"
+        if isinstance(data_type, IntegralType) and isinstance(reference_type, IntegralType):
+            return "bigint"
+        digits = [
+            (t.precision - t.scale, t.scale) if isinstance(t, DecimalType) else (_INTEGRAL_DIGITS[t.simpleString()], 0)
+            for t in (data_type, reference_type)
+        ]
+        whole = max(left for left, _ in digits)
+        scale = min(max(right for _, right in digits), max(0, 38 - whole))
+        return f"decimal({min(38, whole + scale)},{scale})"
+    if families <= {"date", "timestamp"}:
+        return "timestamp"
+    return "string"
+
+
+class _ReferenceCheck(BaseCheck):
+    """Reads the rule's reference and the types of its columns."""
+
+    scopes_itself = True
+
+    def read_reference(self, spark: SparkSession) -> DataFrame:
+        """The reference as a DataFrame (lazy; a parquet or json reference reads its schema).
+
+        Raises:
+            ColaSourceError: when the reference cannot be read; the message names the rule.
+        """
+        try:
+            return read_source(spark, self.params["reference"])
+        except ColaSourceError as error:
+            raise ColaSourceError(f"{rule_error(self, '').location}: cannot read the reference: {error}") from error
+
+    def reference_type(self, reference: DataFrame, name: str) -> DataType:
+        """The type of the reference's column ``name``; a missing one is a rule error."""
+        from pyspark.errors import PySparkException
+
+        try:
+            return column_type(reference, name)
+        except PySparkException as error:
+            described = _parse_reference(self.params["reference"]).describe()
+            raise rule_error(
+                self, f"reference column {name!r} does not exist in the {described}; it has {', '.join(reference.columns)}"
+            ) from error
+
+
+# -- foreign_key -------------------------------------------------------------------------
+
+
+class ForeignKeyCheck(_ReferenceCheck, _CountedRowCheck):
+    """A row whose key (``column`` or ``columns``) is absent from the reference's
+    ``reference_columns`` is invalid. A key with a NULL in it names nothing and passes; pair
+    the rule with ``not_null`` to refuse it.
+
+    ``prepare`` left-joins the data with the reference's distinct keys and a marker column, so
+    each row keeps exactly one copy and the marker is NULL where the key was not found. Spark
+    chooses the join: a reference smaller than ``spark.sql.autoBroadcastJoinThreshold`` is
+    broadcast, and the data is then scanned once, with the rest of the block.
+    """
+
+    params_spec = {
+        "column": Param(STRING),
+        "columns": Param(STRING_LIST),
+        "reference": Param(MAPPING, required=True),
+        "reference_columns": Param(STRING_LIST),
+    }
+
+    def __init__(self, params: Mapping[str, Any] | None = None, **names: Any) -> None:
+        super().__init__(params, **names)
+        self.marker = f"__cola_fk_{next(_lookup_numbers)}"
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        if ("column" in params) == ("columns" in params):
+            problem = "gives both 'column' and 'columns'" if "column" in params else "needs 'column' or 'columns'"
+            raise ColaRuleError(f"{problem}; give one: the key that must occur in the reference")
+        _parse_reference(params["reference"])
+        keys = [params["column"]] if "column" in params else list(params["columns"])
+        references = params.get("reference_columns", keys)
+        if len(references) != len(keys):
+            raise ColaRuleError(
+                f"'reference_columns' names {len(references)} columns for a key of {len(keys)} "
+                f"({', '.join(keys)}); give one reference column per key column, in the same order"
+            )
+
+    @property
+    def key_columns(self) -> list[str]:
+        return [self.params["column"]] if "column" in self.params else list(self.params["columns"])
+
+    @property
+    def reference_columns(self) -> list[str]:
+        return list(self.params.get("reference_columns", self.key_columns))
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        reference = self.read_reference(df.sparkSession)
+        aliases, reference_keys, matches = [], [], []
+        for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns)):
+            alias = f"{self.marker}_key{number}"
+            as_type = _comparison_type(column_type(df, column), self.reference_type(reference, reference_column))
+            data_key, reference_key = _quoted(df, column), _quoted(reference, reference_column)
+            if as_type is not None:
+                data_key, reference_key = data_key.cast(as_type), reference_key.cast(as_type)
+            aliases.append(alias)
+            reference_keys.append(reference_key.alias(alias))
+            matches.append(data_key == F.col(alias))
+        # NULL never equals anything, so reference rows with a NULL in the key can go first.
+        complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
+        known = reference.select(*reference_keys).where(complete).distinct().withColumn(self.marker, F.lit(True))
+        return df.join(known, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
+
+    def run(self, df: DataFrame) -> CheckResult:
+        return super().run(self.prepare(df))
+
+    def violation(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+
+        complete = reduce(lambda a, b: a & b, [_quoted(df, column).isNotNull() for column in self.key_columns])
+        return complete & F.col(self.marker).isNull()
+
+    def describe_pass(self) -> str:
+        return "all present keys found in the reference"
+
+    def describe_failure(self, failed: int) -> str:
+        noun = "value" if "column" in self.params else "key"
+        return f"{failed} {noun}{'' if failed == 1 else 's'} not found in the reference"
+
+
+# -- reconcile ---------------------------------------------------------------------------
+
+
+class ReconcileCheck(_ReferenceCheck):
+    """An aggregate of the data (within ``where``) against the same aggregate of the reference
+    (within ``reference_where``). ``must_be`` and ``warn`` judge the difference: absolute, or
+    relative, as a percentage of the reference value.
+
+    The reference's aggregate is a scalar subquery inside the block's one ``agg``: the check
+    runs no action of its own, and Spark computes the subquery (one job over the reference)
+    as part of the planner's scan of the data.
+    """
+
+    params_spec = {
+        "aggregate": Param(STRING, required=True),
+        "column": Param(STRING),
+        "reference": Param(MAPPING, required=True),
+        "reference_column": Param(STRING),
+        "reference_where": Param(STRING),
+        "difference": Param(STRING),
+        "must_be": Param(THRESHOLD, required=True),
+        "warn": Param(THRESHOLD),
+    }
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        aggregate = params["aggregate"]
+        if aggregate not in RECONCILE_AGGREGATES:
+            raise ColaRuleError(f"'aggregate' must be one of {', '.join(RECONCILE_AGGREGATES)}, got {aggregate!r}")
+        if aggregate != "count" and "column" not in params:
+            raise ColaRuleError(f"'column' is required for aggregate {aggregate!r} (only count works without one)")
+        if "reference_column" in params and "column" not in params:
+            raise ColaRuleError("'reference_column' needs 'column' (a count without a column counts rows)")
+        difference = params.get("difference", "relative")
+        if difference not in RECONCILE_DIFFERENCES:
+            raise ColaRuleError(f"'difference' must be 'relative' or 'absolute', got {difference!r}")
+        for key in ("must_be", "warn"):
+            if key not in params:
+                continue
+            threshold = threshold_of(params[key])
+            if threshold.is_duration:
+                raise ColaRuleError(f"'{key}' ({params[key]}) is a duration; a difference is a plain number")
+            if difference == "absolute" and any(bound.suffix == "%" for bound in threshold.bounds):
+                raise ColaRuleError(
+                    f"'{key}' ({params[key]}) is a percentage, but the difference is absolute (in the column's "
+                    "units); drop the % or set \"difference\": \"relative\""
+                )
+        _parse_reference(params["reference"])
+        if "reference_where" in params:
+            check_read_only(f"SELECT * WHERE {params['reference_where']}", "reference_where")
+
+    def render_code(self) -> str:
+        column = self.params.get("column")
+        measured = self.params["aggregate"] if column is None else render_code(self.params["aggregate"], column)
+        return render_code(self.rule_type, measured)
+
+    @property
+    def relative(self) -> bool:
+        return self.params.get("difference", "relative") == "relative"
+
+    def _measure(self, df: DataFrame, column: str | None, data_type: DataType | None, scoped: bool) -> Column:
+        """The rule's aggregate over ``df``; over the rule's scope when ``scoped``."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import IntegralType
+
+        aggregate = self.params["aggregate"]
+        if column is None:
+            return self.count_rows() if scoped else F.count(F.lit(1))
+        value = _quoted(df, column)
+        if aggregate == "count":
+            return self.count_rows(value.isNotNull()) if scoped else F.count(value)
+        if aggregate == "sum" and isinstance(data_type, IntegralType):
+            # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
+            value = value.cast("decimal(38,0)")
+        function = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[aggregate]
+        return function(self.scoped(value) if scoped else value)
+
+    def _numeric_type(self, df: DataFrame, column: str | None, side: str, lookup: Any) -> DataType | None:
+        if column is None:
+            return None
+        data_type = lookup(df, column)
+        if self.params["aggregate"] != "count" and not _is_numeric(data_type):
+            raise rule_error(
+                self,
+                f"{self.params['aggregate']} needs a numeric column, but {side} column {column} is "
+                f"{data_type.simpleString()}; cast it first",
+            )
+        return data_type
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        from pyspark.errors import PySparkException
+        from pyspark.sql import functions as F
+
+        column = self.params.get("column")
+        reference_column = self.params.get("reference_column", column)
+        data_type = self._numeric_type(df, column, "the data", column_type)
+        reference = self.read_reference(df.sparkSession)
+        reference_type = self._numeric_type(reference, reference_column, "the reference", self.reference_type)
+        condition = self.params.get("reference_where")
+        if condition is not None:
+            try:
+                reference = reference.where(F.coalesce(F.expr(condition), F.lit(False)))
+            except PySparkException as error:
+                first_line = str(error).strip().splitlines()[0]
+                raise rule_error(self, f"Spark cannot evaluate reference_where {condition!r}: {first_line}") from error
+        measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))
+        return [self._measure(df, column, data_type, scoped=True), measured.scalar()]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        data, reference = (_plain(value) for value in values[:2])
+        must_be = self.params["must_be"]
+        unmeasured = [
+            f"the {side} has no non-NULL values of {column}"
+            for side, column, value in (
+                ("data", self.params.get("column"), data),
+                ("reference", self.params.get("reference_column", self.params.get("column")), reference),
+            )
+            if value is None
+        ]
+        if unmeasured:
+            return judge_metric(self, self.code, None, unmeasured=" and ".join(unmeasured))
+        if any(isinstance(value, float) and math.isnan(value) for value in (data, reference)):
+            return judge_metric(self, self.code, math.nan)
+        if self.relative and reference == 0 and data != 0:
+            message = (
+                f"{self.code}: the reference is 0 and the data {format_number(data)}, so there is no relative "
+                f"difference; must_be ({must_be}) is not met"
+            )
+            return CheckResult(self.rule_type, False, message, 1)
+        difference = abs(data - reference)
+        if self.relative:
+            difference = 0.0 if reference == 0 else 100.0 * difference / abs(reference)
+        judged = judge_metric(self, self.code, difference)
+        verdict = {
+            "pass": f"meets must_be ({must_be})",
+            "warn": f"violates warn ({self.params.get('warn')})",
+            "fail": f"violates must_be ({must_be})",
+        }[judged.severity or "fail"]
+        shown = format_number(difference) + ("%" if self.relative else "")
+        sides = f"(data {format_number(data)}, reference {format_number(reference)})"
+        return dataclasses.replace(judged, message=f"{self.code}: difference {shown} {sides} {verdict}")
+
+
+def _plain(value: Any) -> Any:
+    """A Spark aggregate as a Python number: decimals become int or float, like other metrics."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
