@@ -11,9 +11,9 @@ from cola_core import Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
 
 KNOWN = (
-    "avg, castable, check, distinct_count, duplicate_count, duplicate_percent, expression, freshness, invalid_count, "
-    "invalid_percent, max, mean, min, missing_count, missing_percent, not_null, range, regex, row_count, schema, sql, "
-    "stddev, sum, unique, values_present"
+    "avg, castable, check, distinct_count, duplicate_count, duplicate_percent, expression, foreign_key, freshness, "
+    "invalid_count, invalid_percent, max, mean, min, missing_count, missing_percent, not_null, range, reconcile, "
+    "regex, row_count, schema, sql, stddev, sum, unique, values_present"
 )
 HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
 
@@ -195,6 +195,7 @@ _keys = st.sampled_from(
         "type", "name", "code", "column", "columns", "min", "max", "pattern", "must_be", "warn", "metric",
         "targets", "query", "failed_rows", "view_name", "valid_format", "valid_values", "missing_values",
         "required_columns", "column_types", "error_message", "output", "valid_min", "valid_length", "bogus",
+        "severity", "where", "tolerance", "dimension", "expression", "to", "values", "null_is_valid",
     ]
 )
 _scalars = st.one_of(
@@ -203,7 +204,8 @@ _scalars = st.one_of(
     st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
-    st.sampled_from([*BUILTIN_CHECKS, "check", "< 5%", "between 1 and 2", "SELECT 1", "id", "[", "email"]),
+    st.sampled_from([*BUILTIN_CHECKS, "check", "< 5%", "between 1 and 2", "SELECT 1", "id", "[", "email", "warn",
+                     "int", "decimal(3,1)", "a > b"]),
 )
 _values = st.recursive(
     _scalars,

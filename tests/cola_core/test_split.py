@@ -187,6 +187,11 @@ _rule_pool = [
     {"type": "invalid_percent", "column": "email", "valid_min_length": 2, "missing_values": [""], "must_be": "< 50%"},
     {"type": "row_count", "min": 3},
     {"type": "avg", "column": "age", "must_be": "> 10"},
+    {"type": "expression", "expression": "age >= id"},
+    {"type": "expression", "expression": "age >= id", "null_is_valid": True, "code": "AGE_VS_ID"},
+    {"type": "castable", "column": "email", "to": "int"},
+    {"type": "not_null", "columns": ["email"], "where": "age > 17"},
+    {"type": "range", "column": "age", "min": 18, "severity": "warn"},
 ]
 
 
@@ -200,6 +205,10 @@ def _oracle(rows, rules):
         codes = []
         for rule in rules:
             kind = rule["type"]
+            if rule.get("severity") == "warn":
+                continue  # a warn rule never quarantines a row
+            if rule.get("where") == "age > 17" and not (row["age"] is not None and row["age"] > 17):
+                continue  # outside the rule's scope
             if kind == "not_null":
                 codes += [f"not_null({c})" for c in rule["columns"] if row[c] is None]
             elif kind == "unique":
@@ -220,6 +229,14 @@ def _oracle(rows, rules):
                 value = row[rule["column"]]
                 if value is None or value in rule.get("missing_values", []):
                     codes.append(f"{kind}({rule['column']})")
+            elif kind == "expression":
+                holds = None if row["age"] is None or row["id"] is None else row["age"] >= row["id"]
+                if not (holds if holds is not None else rule.get("null_is_valid", False)):
+                    codes.append(rule.get("code", f"expression({rule['expression']})"))
+            elif kind == "castable":
+                value = row[rule["column"]]
+                if value is not None and not value.strip().lstrip("+-").isdigit():
+                    codes.append(f"castable({rule['column']},int)")
             elif kind.startswith("invalid_"):
                 value = row[rule["column"]]
                 present = value is not None and value not in rule.get("missing_values", [])
