@@ -106,10 +106,24 @@ class BaseCheck:
         return df
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        raise NotImplementedError
+        """By default, a check with only ``violation`` counts its offending rows here."""
+        if not self.counts_violations_class():
+            raise NotImplementedError
+        from pyspark.sql import functions as F
+
+        broken = F.lit(False)
+        for _, predicate in self.violations(df):
+            broken = broken | F.coalesce(predicate, F.lit(False))
+        return [self.count_rows(broken)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        raise NotImplementedError
+        if not self.counts_violations_class():
+            raise NotImplementedError
+        failed, label = int(values[0]), self.render_code()
+        if not failed:
+            return CheckResult(self.rule_type, True, f"{label}: no row breaks the rule")
+        rows = "1 row breaks" if failed == 1 else f"{failed} rows break"
+        return CheckResult(self.rule_type, False, f"{label}: {rows} the rule", failed)
 
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         """Column sets whose distinct-row count (NULL equal to NULL) the check needs."""
@@ -136,7 +150,18 @@ class BaseCheck:
 
     @classmethod
     def aggregating_class(cls) -> bool:
-        return _overrides(cls, "aggregations") and _overrides(cls, "from_aggregations")
+        explicit = _overrides(cls, "aggregations") and _overrides(cls, "from_aggregations")
+        return explicit or cls.counts_violations_class()
+
+    @classmethod
+    def counts_violations_class(cls) -> bool:
+        """A custom check with ``violation`` but neither ``run`` nor ``aggregations``: the
+        planner counts its offending rows in the shared scan."""
+        return (
+            cls.row_level_class()
+            and not _overrides(cls, "run")
+            and not (_overrides(cls, "aggregations") or _overrides(cls, "from_aggregations"))
+        )
 
     @classmethod
     def row_level_class(cls) -> bool:

@@ -74,6 +74,8 @@ def test_cola_with_an_explicit_set_has_only_those_checks():
 
 
 def test_load_checks_imports_a_package_so_its_registrations_run(tmp_path, monkeypatch):
+    for module in [m for m in sys.modules if m == "myproject" or m.startswith("myproject.")]:
+        monkeypatch.delitem(sys.modules, module)  # imported by another test from another folder
     package = tmp_path / "myproject" / "custom_checks"
     package.mkdir(parents=True)
     (tmp_path / "myproject" / "__init__.py").write_text("")
@@ -90,6 +92,8 @@ def test_load_checks_imports_a_package_so_its_registrations_run(tmp_path, monkey
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
     assert load_checks("myproject.custom_checks") == ["positive_value"]
+    for module in [m for m in sys.modules if m == "myproject" or m.startswith("myproject.")]:
+        monkeypatch.delitem(sys.modules, module)
     (check,) = Cola().parse([{"type": "positive_value", "column": "salary"}])
     assert (check.code, check.is_row_level) == ("positive_value(salary)", True)
 
