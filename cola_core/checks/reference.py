@@ -118,9 +118,9 @@ class _ReferenceCheck(BaseCheck):
             return column_type(reference, name)
         except PySparkException as error:
             described = _parse_reference(self.params["reference"]).describe()
-            raise rule_error(
-                self, f"reference column {name!r} does not exist in the {described}; it has {', '.join(reference.columns)}"
-            ) from error
+            has = ", ".join(reference.columns)
+            reason = f"reference column {name!r} does not exist in the {described}; it has {has}"
+            raise rule_error(self, reason) from error
 
 
 # -- foreign_key -------------------------------------------------------------------------
@@ -157,8 +157,9 @@ class ForeignKeyCheck(_ReferenceCheck, _CountedRowCheck):
         keys = [params["column"]] if "column" in params else list(params["columns"])
         references = params.get("reference_columns", keys)
         if len(references) != len(keys):
+            named = f"{len(references)} column{'' if len(references) == 1 else 's'}"
             raise ColaRuleError(
-                f"'reference_columns' names {len(references)} columns for a key of {len(keys)} "
+                f"'reference_columns' names {named} for a key of {len(keys)} "
                 f"({', '.join(keys)}); give one reference column per key column, in the same order"
             )
 
