@@ -95,7 +95,7 @@ def test_split_results_need_the_counts(tmp_path):
         ("[]", "the results file is corrupt (expected an object with a 'results' list)"),
         ('{"results": [{"rule_type": "x", "passed": true, "colour": "red"}]}',
          "the results file is corrupt (unknown CheckResult keys ['colour']; valid keys are ['rule_type', 'passed', "
-         "'message', 'failed_count', 'metric_value', 'severity', 'check_name', 'code'])"),
+         "'message', 'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples'])"),
         (json.dumps({**ORDERS_PASS_SUMMARY, "passed": False}),
          "the results file is corrupt (its passed do not match its results)"),
         (json.dumps({**ORDERS_PASS_SUMMARY, "extra": 1}),
