@@ -192,6 +192,7 @@ _rule_pool = [
     {"type": "castable", "column": "email", "to": "int"},
     {"type": "not_null", "columns": ["email"], "where": "age > 17"},
     {"type": "range", "column": "age", "min": 18, "severity": "warn"},
+    {"type": "foreign_key", "column": "id", "reference": {"query": "SELECT * FROM VALUES (0), (1), (2) AS t(id)"}},
 ]
 
 
@@ -237,6 +238,9 @@ def _oracle(rows, rules):
                 value = row[rule["column"]]
                 if value is not None and not value.strip().lstrip("+-").isdigit():
                     codes.append(f"castable({rule['column']},int)")
+            elif kind == "foreign_key":
+                if row["id"] is not None and row["id"] not in (0, 1, 2):
+                    codes.append("foreign_key(id)")
             elif kind.startswith("invalid_"):
                 value = row[rule["column"]]
                 present = value is not None and value not in rule.get("missing_values", [])
