@@ -124,15 +124,23 @@ def prepare_all(df: DataFrame, checks: Sequence[BaseCheck]) -> DataFrame:
     return df
 
 
-def plan_block(df: DataFrame, checks: Sequence[BaseCheck]) -> BlockPlan:
-    """Collect the aggregates and distinct sets of every check that can share the scan."""
+def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame | None = None) -> BlockPlan:
+    """Collect the aggregates and distinct sets of every check that can share the scan.
+
+    Args:
+        df: the caller's DataFrame. Distinct sets are asked of it, so a whole-row set is the
+            caller's columns and never a helper column that ``prepare`` added.
+        prepared: ``df`` with the checks' helper columns (``prepare_all``), which their
+            aggregates may read; ``df`` itself when omitted.
+    """
+    scanned = df if prepared is None else prepared
     plan = BlockPlan()
     for index, check in enumerate(checks):
         # A custom check's aggregates cannot be scoped from outside, so a scoped one runs alone.
         if not check.supports_aggregations or (check.where is not None and not check.scopes_itself):
             plan.own_action.append(index)
             continue
-        columns = check.aggregations(df)
+        columns = check.aggregations(scanned)
         start = len(plan.aggregates)
         plan.aggregates.extend(column.alias(f"_cola_{index}_{offset}") for offset, column in enumerate(columns))
         plan.slices[index] = (start, len(plan.aggregates))
@@ -214,7 +222,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     ensure_conditions(df, checks)
     # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
     prepared = prepare_all(df, checks)
-    plan = plan_block(prepared, checks)
+    plan = plan_block(df, checks, prepared)
     aggregates = list(plan.aggregates)
     distinct_counts: dict[DistinctSet, int] = {}
     inline_at: dict[DistinctSet, int] = {}

@@ -83,7 +83,7 @@ ROWS = [
     _row(10, "", "99988877766", 13.0, "paid", 77, 10),
 ]
 
-ALL_COLUMNS = ["id", "email", "cpf", "amount", "status", "age", "created_at", "delivered_on", "note", "seen_at"]
+STATUS_REFERENCE = "SELECT * FROM VALUES ('paid'), ('pending'), ('shipped'), ('cancelled') AS t(status)"
 
 # (label, rule). Every rule type, passing and failing, and each metric in its variants.
 RULES: list[tuple[str, dict[str, Any]]] = [
@@ -157,9 +157,29 @@ RULES: list[tuple[str, dict[str, Any]]] = [
     ("values_present", {"type": "values_present", "column": "status", "values": ["paid", "refunded"]}),
     ("custom with aggregations", {"type": "no_future_date", "column": "delivered_on"}),
     ("custom with run only", {"type": "short_status", "column": "status"}),
+    ("foreign_key", {"type": "foreign_key", "column": "status", "reference": {"query": STATUS_REFERENCE}}),
+    ("foreign_key columns", {"type": "foreign_key", "columns": ["id", "status"], "reference_columns": ["k", "s"],
+                             "reference": {"query": "SELECT * FROM VALUES (1, 'paid'), (2, 'pending') AS t(k, s)"}}),
+    ("reconcile count", {"type": "reconcile", "aggregate": "count", "must_be": "< 1%",
+                         "reference": {"query": "SELECT * FROM range(10)"}}),
+    ("reconcile sum", {"type": "reconcile", "aggregate": "sum", "column": "amount", "reference_column": "total",
+                       "difference": "absolute", "must_be": "< 1", "warn": "= 0",
+                       "reference": {"query": "SELECT 1400 AS total"}}),
+    # Rule options: a scope, a tolerance, a warn severity and a dimension, on scanned rules.
+    ("where not_null", {"type": "not_null", "columns": ["cpf"], "where": "status = 'paid'"}),
+    ("where unique", {"type": "unique", "columns": ["id"], "where": "amount > 0"}),
+    ("where duplicate_count", {"type": "duplicate_count", "columns": ["status"], "where": "age < 60",
+                               "must_be": "= 0"}),
+    ("where missing_percent", {"type": "missing_percent", "column": "email", "where": "id IS NOT NULL",
+                               "must_be": "= 0"}),
+    ("where custom with aggregations", {"type": "no_future_date", "column": "delivered_on", "where": "id > 4"}),
+    ("tolerance", {"type": "regex", "column": "cpf", "pattern": "^[0-9]{11}$", "tolerance": "< 50%"}),
+    ("severity warn", {"type": "range", "column": "age", "min": 18, "severity": "warn", "dimension": "validity"}),
 ]
 
-COMPARED_FIELDS = ("rule_type", "passed", "message", "failed_count", "severity", "metric_value", "check_name", "code")
+COMPARED_FIELDS = (
+    "rule_type", "passed", "message", "failed_count", "severity", "metric_value", "check_name", "code", "dimension",
+)
 
 
 @pytest.fixture(scope="module")
@@ -243,5 +263,8 @@ def test_a_few_results_exactly(alone):
     assert only("custom with aggregations").failed_count == 1
     assert only("custom with aggregations").code == "no_future_date(delivered_on)"
     assert only("custom with run only").failed_count == 1
+    assert only("foreign_key").failed_count == 2  # '??' and 'PAID '
+    assert only("where duplicate_count").metric_value == 1  # 'shipped' twice among ages under 60
+    assert only("where unique").failed_count == 0  # the two ids 3 differ in sign of amount
     assert only("freshness warn").severity == "warn"
     assert only("freshness failing").severity == "fail"

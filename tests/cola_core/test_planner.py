@@ -17,6 +17,8 @@ from cola_core.planner import distinct_key, plan_block, run_block
 UNIQUE_ID = {"type": "unique", "columns": ["order_id"]}
 DUPLICATES_ID = {"type": "duplicate_count", "column": "order_id", "must_be": "= 0"}
 SQL_QUERY = {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df WHERE amount < 0"}
+STATUSES = {"query": "SELECT * FROM VALUES ('paid'), ('pending'), ('shipped'), ('cancelled') AS t(status)"}
+FOREIGN_KEY = {"type": "foreign_key", "column": "status", "reference": STATUSES}
 
 
 class NoFutureDateCheck(BaseCheck):
@@ -134,6 +136,18 @@ def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
     assert results[-1] == CheckResult("counted_rows", True, "5000 rows", code="counted_rows")
 
 
+@pytest.mark.parametrize(
+    "rule",
+    [FOREIGN_KEY, {"type": "reconcile", "aggregate": "count", "must_be": "< 1%",
+                   "reference": {"query": "SELECT * FROM range(5000)"}}],
+    ids=["foreign_key", "reconcile"],
+)
+def test_a_reference_rule_adds_one_job_over_the_reference_not_a_scan_of_the_data(job_counter, orders, rule):
+    # foreign_key broadcasts the reference's keys into the scan; reconcile's reference
+    # aggregate is a scalar subquery of the scan. Either way Spark runs one job for the reference.
+    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+
+
 def test_a_schema_only_block_starts_no_job(job_counter, orders):
     rules = [
         {"type": "schema", "required_columns": ["order_id", "email"]},
@@ -193,6 +207,16 @@ def test_whole_row_distinct_counts_quote_column_names(spark, strategy):
     df = spark.createDataFrame([(1, 2), (1, 2), (1, 3)], "`a.b` int, `c d` int")
     (result,) = make_cola(strategy).run(df, [{"type": "duplicate_count", "must_be": "= 0"}])
     assert (result.metric_value, result.message) == (1, "duplicate_count = 1 violates must_be (= 0)")
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_a_whole_row_distinct_set_never_includes_helper_columns(orders, strategy):
+    # foreign_key's prepare adds a lookup column to the scanned rows; the whole row is still
+    # the caller's columns (the separate count runs on the caller's DataFrame).
+    rules = [{"type": "duplicate_count", "must_be": "= 0"}, FOREIGN_KEY]
+    duplicates, lookup = make_cola(strategy).run(orders, rules)
+    assert duplicates.message == "duplicate_count = 0 meets must_be (= 0)"
+    assert lookup.message == "foreign_key(status): 26 values not found in the reference"
 
 
 def test_aliases_are_namespaced_so_checks_cannot_collide(orders):
