@@ -51,7 +51,10 @@ def generate_orders(spark: SparkSession, rows: int, partitions: int = 4) -> Data
     from pyspark.sql import functions as F
 
     row = F.col("id")
-    per_mille = lambda salt: _uniform(row, salt, 1000)  # noqa: E731 - a local shorthand
+
+    def per_mille(salt: int) -> Column:
+        return _uniform(row, salt, 1000)
+
     order_id = F.when((row > 0) & (row % 40_000 == 0), row - 1).otherwise(row)
     customer_id = F.when(per_mille(1) < 20, F.lit(None)).otherwise(_uniform(row, 2, 100_000))
     email = (

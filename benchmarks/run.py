@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import gc
 import os
 import random
@@ -102,7 +103,7 @@ def verify(spark: SparkSession, df: DataFrame, plans: list[Variant]) -> None:
     started = time.time()
     reference = cola_run(Cola())(df)
     for variant in plans:
-        variant.jobs, measures = count_jobs(spark, lambda: variant.plan(df))
+        variant.jobs, measures = count_jobs(spark, functools.partial(variant.plan, df))
         assert_same_numbers(reference, measures, variant.label, freshness_slack=time.time() - started + 1)
 
 
@@ -131,18 +132,18 @@ def _paired_ratio(variant: Variant, best: Variant, samples: str) -> float:
     cancels out of this ratio; the ratio of the two medians does not have that protection.
     """
     mine, theirs = getattr(variant, samples), getattr(best, samples)
-    return statistics.median(a / b for a, b in zip(mine, theirs))
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
 
 
 def render_table(plans: list[Variant]) -> str:
     by_key = {variant.key: variant for variant in plans}
     hand = [by_key[key] for key in HAND_WRITTEN if key in by_key]
     best = min(hand, key=lambda v: statistics.median(v.seconds)) if hand else None
-    lines = [
-        "| Variant | Median s | Min s | Max s | Spark jobs | Ratio to best hand-written "
-        "| Paired ratio | Median CPU s | CPU paired ratio |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    columns = (
+        "Variant", "Median s", "Min s", "Max s", "Spark jobs", "Ratio to best hand-written",
+        "Paired ratio", "Median CPU s", "CPU paired ratio",
+    )
+    lines = ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
     for variant in plans:
         median = statistics.median(variant.seconds)
         cpu = statistics.median(variant.cpu_seconds)

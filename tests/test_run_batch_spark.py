@@ -217,7 +217,7 @@ def test_rule_alone_equals_rule_in_block(label, alone, block):
     started, expected = alone[label]
     finished, actual = block
     assert len(actual[label]) == len(expected)
-    for want, got in zip(expected, actual[label]):
+    for want, got in zip(expected, actual[label], strict=True):
         for name in COMPARED_FIELDS:
             want_value, got_value = getattr(want, name), getattr(got, name)
             if want.rule_type == "freshness" and want.metric_value is not None:
