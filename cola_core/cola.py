@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.planner import run_block
+from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
@@ -32,6 +32,8 @@ class Cola:
     def __init__(
         self, checks: Mapping[str, type[BaseCheck]] | None = None, *, distinct_strategy: str = "separate"
     ) -> None:
+        if distinct_strategy not in DISTINCT_STRATEGIES:
+            raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
         self._registry: dict[str, type[BaseCheck]] = {}
         self.distinct_strategy = distinct_strategy
         for name, cls in (default_checks() if checks is None else checks).items():

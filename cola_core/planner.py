@@ -14,7 +14,7 @@ Inline saves a job but not work: Spark plans a distinct inside a global agg by g
 whole table on the distinct key, so every other aggregate of the block is carried through
 that hash aggregation and its shuffle, and two or more distinct sets add an Expand that
 copies every input row once per set. On the benchmark's 2M-row block (``benchmarks/``,
-``docs/sections/performance.md``) inline took about 1.4x the time and CPU of separate,
+``docs/performance.md``) inline took about 1.4x the time and CPU of separate,
 which is why separate is the default.
 
 ``schema`` reads the schema and starts no job. ``sql`` rules and custom checks that only

@@ -278,3 +278,9 @@ def test_a_missing_column_fails_before_any_job(job_counter, orders):
         "column 'zip' does not exist; the DataFrame has "
         "order_id, customer_id, email, cpf, amount, status, created_at"
     )
+
+
+def test_cola_refuses_an_unknown_distinct_strategy_when_built():
+    with pytest.raises(ColaError) as caught:
+        Cola(distinct_strategy="both")
+    assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
