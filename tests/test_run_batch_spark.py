@@ -20,26 +20,12 @@ import time
 from typing import Any
 
 import pytest
+from cola_helpers import NoFutureDateCheck
 
 from cola_core import BaseCheck, CheckResult, Cola
 from cola_core._format import format_number
 
 UTC = dt.timezone.utc
-
-
-class NoFutureDateCheck(BaseCheck):
-    """Seed 001's custom check: it implements ``aggregations``, so it joins the single scan."""
-
-    def aggregations(self, df):
-        from pyspark.sql import functions as F
-
-        return [F.count(F.when(F.col(self.params["column"]) > F.current_date(), F.lit(1)))]
-
-    def from_aggregations(self, values):
-        failed = int(values[0])
-        if failed:
-            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
-        return CheckResult("no_future_date", True)
 
 
 class ShortStatusCheck(BaseCheck):

@@ -12,18 +12,9 @@ import pytest
 
 from cola_core import CheckResult, Cola, ColaRuleError
 
+from cola_helpers import refused, run_one
+
 pytestmark = pytest.mark.spark
-
-
-def run_one(df, rule, **cola_options) -> CheckResult:
-    [result] = Cola(**cola_options).run(df, [rule])
-    return result
-
-
-def refused(rule) -> str:
-    with pytest.raises(ColaRuleError) as raised:
-        Cola().parse([rule])
-    return str(raised.value)
 
 
 # -- not_null ----------------------------------------------------------------------------

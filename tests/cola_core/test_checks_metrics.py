@@ -17,18 +17,9 @@ import pytest
 from cola_core import CheckResult, Cola, ColaRuleError
 from cola_core._format import format_number
 
+from cola_helpers import refused, run_one
+
 pytestmark = pytest.mark.spark
-
-
-def run_one(df, rule) -> CheckResult:
-    [result] = Cola().run(df, [rule])
-    return result
-
-
-def refused(rule) -> str:
-    with pytest.raises(ColaRuleError) as raised:
-        Cola().parse([rule])
-    return str(raised.value)
 
 
 def metric(rule_type, passed, message, failed_count, value, severity=None, name=None, code=None) -> CheckResult:

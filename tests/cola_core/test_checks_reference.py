@@ -12,18 +12,9 @@ from cola_core import CheckResult, Cola, ColaRuleError
 from cola_core.checks.reference import _comparison_type
 from cola_core.errors import ColaSourceError
 
+from cola_helpers import refused, run_one
+
 pytestmark = pytest.mark.spark
-
-
-def run_one(df, rule) -> CheckResult:
-    [result] = Cola().run(df, [rule])
-    return result
-
-
-def refused(rule) -> str:
-    with pytest.raises(ColaRuleError) as raised:
-        Cola().parse([rule])
-    return str(raised.value)
 
 
 def _sorted(rows):

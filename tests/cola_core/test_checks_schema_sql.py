@@ -7,20 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from cola_core import CheckResult, Cola, ColaRuleError
+from cola_core import CheckResult
+
+from cola_helpers import refused, run_one
 
 pytestmark = pytest.mark.spark
-
-
-def run_one(df, rule) -> CheckResult:
-    [result] = Cola().run(df, [rule])
-    return result
-
-
-def refused(rule) -> str:
-    with pytest.raises(ColaRuleError) as raised:
-        Cola().parse([rule])
-    return str(raised.value)
 
 
 # -- schema ------------------------------------------------------------------------------

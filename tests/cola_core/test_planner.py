@@ -7,6 +7,7 @@ session with adaptive execution off, so a count is exact.
 from __future__ import annotations
 
 import pytest
+from cola_helpers import NoFutureDateCheck
 
 from benchmarks.block import BLOCK, non_distinct_rules
 from benchmarks.generate import generate_orders
@@ -19,21 +20,6 @@ DUPLICATES_ID = {"type": "duplicate_count", "column": "order_id", "must_be": "= 
 SQL_QUERY = {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df WHERE amount < 0"}
 STATUSES = {"query": "SELECT * FROM VALUES ('paid'), ('pending'), ('shipped'), ('cancelled') AS t(status)"}
 FOREIGN_KEY = {"type": "foreign_key", "column": "status", "reference": STATUSES}
-
-
-class NoFutureDateCheck(BaseCheck):
-    """Seed 001's custom check, written against the public contract only."""
-
-    def aggregations(self, df):
-        from pyspark.sql import functions as F
-
-        return [F.count(F.when(F.col(self.params["column"]) > F.current_date(), F.lit(1)))]
-
-    def from_aggregations(self, values):
-        failed = int(values[0])
-        if failed:
-            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
-        return CheckResult("no_future_date", True)
 
 
 class CountedRowsCheck(BaseCheck):
