@@ -24,7 +24,7 @@ from cola_core._format import format_number, render_code
 from cola_core._params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.checks.base import BaseCheck
 from cola_core.checks.metrics import judge_metric, threshold_of
-from cola_core.checks.rows import _CountedRowCheck
+from cola_core.checks.rows import CountedRowCheck
 from cola_core.checks.sql import check_read_only
 from cola_core.checks.validity import column_type, rule_error, type_family
 from cola_core.errors import ColaRuleError, ColaSourceError
@@ -126,7 +126,7 @@ class _ReferenceCheck(BaseCheck):
 # -- foreign_key -------------------------------------------------------------------------
 
 
-class ForeignKeyCheck(_ReferenceCheck, _CountedRowCheck):
+class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
     """A row whose key (``column`` or ``columns``) is absent from the reference's
     ``reference_columns`` is invalid. A key with a NULL in it names nothing and passes; pair
     the rule with ``not_null`` to refuse it.

@@ -16,14 +16,14 @@ from cola_core.result import CheckResult
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["CASTABLE_TYPES", "CastableCheck", "ExpressionCheck"]
+__all__ = ["CASTABLE_TYPES", "CastableCheck", "CountedRowCheck", "ExpressionCheck"]
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-class _CountedRowCheck(BaseCheck):
+class CountedRowCheck(BaseCheck):
     """A row rule whose result is the number of rows breaking its predicate."""
 
     scopes_itself = True
@@ -44,7 +44,7 @@ class _CountedRowCheck(BaseCheck):
         return CheckResult(self.rule_type, False, f"{self.code}: {self.describe_failure(failed)}", failed)
 
 
-class ExpressionCheck(_CountedRowCheck):
+class ExpressionCheck(CountedRowCheck):
     """Every row meets a SQL boolean ``expression``; NULL breaks it unless ``null_is_valid``."""
 
     params_spec = {"expression": Param(STRING, required=True), "null_is_valid": Param(BOOL)}
@@ -99,7 +99,7 @@ def _spark_type(name: str) -> str:
     return text
 
 
-class CastableCheck(_CountedRowCheck):
+class CastableCheck(CountedRowCheck):
     """Present values of ``column`` convert to the Spark type ``to`` (seed 004's type_check)."""
 
     params_spec = {"column": Param(STRING, required=True), "to": Param(STRING, required=True)}
