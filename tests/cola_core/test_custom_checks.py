@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from cola_helpers import NoFutureDateCheck as NoFutureDateAggregateCheck  # seed 001's variant
 from pyspark.sql import functions as F
 
 from cola_core import Cola, ColaError
@@ -30,19 +31,6 @@ class NoFutureDateCheck(BaseCheck):
 
     def violation(self, df):
         return F.col(self.params["column"]) > F.current_date()
-
-
-class NoFutureDateAggregateCheck(BaseCheck):
-    """Seed 001's variant: the same verdict from the block's single scan."""
-
-    def aggregations(self, df):
-        return [F.count(F.when(F.col(self.params["column"]) > F.current_date(), F.lit(1)))]
-
-    def from_aggregations(self, values):
-        failed = int(values[0])
-        if failed:
-            return CheckResult("no_future_date", False, f"{failed} future dates", failed)
-        return CheckResult("no_future_date", True)
 
 
 # The session time zone is UTC, so "today" for Spark's current_date() is the UTC date.
