@@ -26,6 +26,8 @@ def spark():
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
+        # One JVM serves hundreds of tests; the 1g default leaves little room for their plans.
+        .config("spark.driver.memory", "2g")
         # Adaptive execution turns one query into several jobs; off, job counts are deterministic.
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
