@@ -26,6 +26,17 @@ def checked_on_failure(on_failure: Any) -> str:
     return on_failure
 
 
+def checked_samples(samples: Any) -> int:
+    """Refuse (at DAG parse time) a ``samples`` that is not a whole number >= 0."""
+    from cola_core.errors import ColaError
+    from cola_core.samples import checked_samples as cola_checked_samples
+
+    try:
+        return cola_checked_samples(samples)
+    except ColaError as error:
+        raise ValueError(str(error)) from error
+
+
 def checked_branch(branch: Any) -> dict[str, list[str]] | None:
     """Normalise ``{"pass": ..., "warn": ..., "fail": ...}`` to lists of task ids.
 

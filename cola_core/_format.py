@@ -12,6 +12,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+__all__ = ["format_number", "format_value", "json_safe", "plural", "render_code"]
+
 
 def format_number(value: Any) -> str:
     """Render a number for a message or a code."""
@@ -49,3 +51,25 @@ def render_code(rule_type: str, *parts: Any) -> str:
     if not parts:
         return rule_type
     return f"{rule_type}({','.join(format_value(part) for part in parts)})"
+
+
+def plural(count: int, word: str) -> str:
+    """``plural(1, 'value') == '1 value'``, ``plural(3, 'value') == '3 values'``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def json_safe(value: Any) -> Any:
+    """A value as JSON can carry it: dates as ISO text, decimals as numbers, NaN as None."""
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value

@@ -10,7 +10,7 @@ from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
-from cola_core.samples import attach_samples
+from cola_core.samples import attach_samples, checked_samples
 from cola_core.split import ColaSplit, split_block
 
 if TYPE_CHECKING:
@@ -65,8 +65,7 @@ class Cola:
             samples: when above 0, up to this many offending rows of each failed (or warned)
                 row-level rule are put on ``result.samples``, collected in one extra job.
         """
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-            raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
+        checked_samples(samples)
         checks = self.parse(rules)
         results = run_block(df, checks, self.distinct_strategy)
         return attach_samples(df, checks, results, samples) if samples else results

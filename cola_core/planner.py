@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
+from cola_core._columns import column_of, scope_column
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
@@ -152,20 +153,8 @@ def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame |
 
 
 def _columns(df: DataFrame, names: Sequence[str]) -> list[Column]:
-    from pyspark.sql import functions as F
-
-    # A whole-row set comes from df.columns, where a name may hold a dot or a space: quote
-    # exact top-level names, and leave anything else (a nested "a.b") to Spark's resolver.
-    top_level = set(df.columns)
-    return [F.col("`" + name.replace("`", "``") + "`") if name in top_level else F.col(name) for name in names]
-
-
-def _scope(where: str | None) -> Column | None:
-    if where is None:
-        return None
-    from pyspark.sql import functions as F
-
-    return F.coalesce(F.expr(where), F.lit(False))
+    # A whole-row set comes from df.columns, where a name may hold a dot or a space.
+    return [column_of(df, name) for name in names]
 
 
 def distinct_count_column(df: DataFrame, column_set: Sequence[str], where: str | None = None) -> Column:
@@ -173,7 +162,7 @@ def distinct_count_column(df: DataFrame, column_set: Sequence[str], where: str |
     counted as one value."""
     from pyspark.sql import functions as F
 
-    scope = _scope(where)
+    scope = scope_column(where)
 
     def scoped(value: Column) -> Column:
         return value if scope is None else F.when(scope, value)
@@ -196,7 +185,7 @@ def count_distinct_rows(df: DataFrame, column_set: Sequence[str], where: str | N
 
     Measured cheaper than ``agg(count_distinct(...))`` on the benchmark data.
     """
-    scope = _scope(where)
+    scope = scope_column(where)
     rows = df if scope is None else df.where(scope)
     return rows.select(*_columns(df, column_set)).distinct().count()
 

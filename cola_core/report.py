@@ -10,11 +10,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._format import format_number
+from cola_core._format import format_number, json_safe
 from cola_core.errors import ColaError
 from cola_core.io import OutputSpec, write_output
 from cola_core.result import SEVERITIES, CheckResult, worst_severity
@@ -91,12 +89,8 @@ def summarise(
 
 
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
-    value = data.get("metric_value")
-    if isinstance(value, Decimal):
-        value = float(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        value = None
-    return {**data, "metric_value": value}
+    # JSON has no NaN and no Decimal; the message still shows the measured value.
+    return {**data, "metric_value": json_safe(data.get("metric_value"))}
 
 
 def report_rows(

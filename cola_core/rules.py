@@ -12,9 +12,9 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from cola_core._params import THRESHOLD
 from cola_core.checks import METRIC_TYPES, BaseCheck
-from cola_core.checks.metrics import threshold_of
 from cola_core.checks.sql import check_read_only
 from cola_core.errors import ColaRuleError, ThresholdError
+from cola_core.thresholds import threshold_of
 
 __all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
 

@@ -9,11 +9,10 @@ N times the number of failed rules) reach the driver.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import math
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Sequence
 
+from cola_core._columns import quote
+from cola_core._format import json_safe
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
 from cola_core.planner import prepare_all
@@ -22,28 +21,18 @@ from cola_core.result import CheckResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["attach_samples", "json_safe"]
+__all__ = ["attach_samples", "checked_samples"]
 
 _RULE = "__cola_rule"
 _ORDER = "__cola_order"
 _RANK = "__cola_rank"
 
 
-def json_safe(value: Any) -> Any:
-    """A value as JSON can carry it: dates as ISO text, decimals as numbers, NaN as None."""
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    return value
+def checked_samples(samples: Any) -> int:
+    """``samples`` as given, when it is a whole number >= 0; a ColaError otherwise."""
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
+        raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
+    return samples
 
 
 def attach_samples(
@@ -53,8 +42,6 @@ def attach_samples(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-        raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
     failing = [
         index
         for index, (check, result) in enumerate(zip(checks, results))
@@ -62,15 +49,9 @@ def attach_samples(
     ]
     if not failing:
         return results
-    columns = [F.col("`" + name.replace("`", "``") + "`") for name in df.columns]
+    columns = [F.col(quote(name)) for name in df.columns]
     prepared = prepare_all(df, [checks[i] for i in failing])
-    tags = []
-    for index in failing:
-        check = checks[index]
-        broken = F.lit(False)
-        for _, predicate in check.violations(prepared):
-            broken = broken | F.coalesce(check.in_scope(predicate), F.lit(False))
-        tags.append(F.when(broken, F.lit(index)))
+    tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
     # Window predicates (unique) and a generator cannot share one projection: tag, then explode.
     tagged = prepared.select(
         *columns,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
+from cola_core._columns import quote
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
@@ -52,16 +53,15 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     return F.array_distinct(F.array_compact(F.array(*flagged)))
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _check_names(df: DataFrame, annotate: str | None, quarantine_key: Sequence[str] | None) -> None:
+def _check_names(
+    df: DataFrame, annotate: str | None, quarantine_key: Sequence[str] | None, with_warnings: bool
+) -> None:
     existing = {c.lower() for c in df.columns}
     if annotate is not None:
         if not isinstance(annotate, str) or not annotate.strip():
             raise ColaError(f"annotate must be a column name, got {annotate!r}")
-        for name in (annotate, f"{annotate}_warnings"):
+        added = (annotate, f"{annotate}_warnings") if with_warnings else (annotate,)
+        for name in added:
             if name.lower() in existing:
                 raise ColaError(f"annotate column {name!r} already exists in the DataFrame; choose another name")
     if quarantine_key is not None:
@@ -81,9 +81,9 @@ def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
 
     complete_key = F.lit(True)
     for column in key:
-        complete_key = complete_key & F.col(_quote(column)).isNotNull()
+        complete_key = complete_key & F.col(quote(column)).isNotNull()
     # A key with a NULL in it names no entity, so such rows are never pulled in.
-    key_rejected = F.max(F.when(complete_key, F.size(codes) > 0)).over(Window.partitionBy(*[_quote(c) for c in key]))
+    key_rejected = F.max(F.when(complete_key, F.size(codes) > 0)).over(Window.partitionBy(*[quote(c) for c in key]))
     pulled_in = (F.size(codes) == 0) & F.coalesce(key_rejected, F.lit(False))
     return F.when(pulled_in, F.array(F.lit(render_code("quarantine_key", *key)))).otherwise(codes)
 
@@ -103,13 +103,13 @@ def split_block(
     """
     from pyspark.sql import functions as F
 
-    _check_names(df, annotate, quarantine_key)
     row_checks = [check for check in checks if check.is_row_level]
+    _check_names(df, annotate, quarantine_key, any(check.severity_level == "warn" for check in row_checks))
     ensure_columns(df, row_checks)
     ensure_conditions(df, row_checks)
     blocking = [check for check in row_checks if check.severity_level != "warn"]
     warning = [check for check in row_checks if check.severity_level == "warn"]
-    columns = [F.col(_quote(name)) for name in df.columns]
+    columns = [F.col(quote(name)) for name in df.columns]
     # Helper columns that checks add (reference lookups) are used here and dropped below.
     prepared = prepare_all(df, row_checks)
     codes = codes_column(prepared, blocking)

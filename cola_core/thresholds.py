@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator, NamedTuple
 
+from cola_core._format import format_number
 from cola_core.errors import ThresholdError
 
-__all__ = ["DURATION_SECONDS", "Quantity", "Threshold", "parse_threshold"]
+__all__ = ["DURATION_SECONDS", "Quantity", "Threshold", "parse_threshold", "threshold_of"]
 
 DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -144,6 +145,13 @@ def parse_threshold(text: str) -> Threshold:
     threshold = parser.threshold()
     parser.expect_end()
     return threshold
+
+
+def threshold_of(value: str | int | float) -> Threshold:
+    """A threshold from a rule value; a plain number (``0``) means equality (``= 0``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = format_number(value)
+    return parse_threshold(value)
 
 
 class _Parser:

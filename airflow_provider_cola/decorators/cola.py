@@ -15,7 +15,7 @@ from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
-from airflow_provider_cola._outcome import checked_branch, checked_on_failure, settle
+from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, settle
 from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
 from airflow_provider_cola.errors import ColaConfigError
 
@@ -57,9 +57,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.on_failure = checked_on_failure(on_failure)
         self.branch = checked_branch(branch)
         self.conf = conf
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-            raise ValueError(f"samples must be a whole number >= 0, got {samples!r}")
-        self.samples = samples
+        self.samples = checked_samples(samples)
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_cola._outcome import checked_branch, checked_on_failure, settle
+from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, settle
 from airflow_provider_cola._rules import RuleBlock, checked_output, checked_source, dag_folder, load_rules
 from airflow_provider_cola.errors import ColaConfigError
 from airflow_provider_cola.operators._results import ResultsFile
@@ -153,9 +153,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self.report = report
         self.pipeline = pipeline
         self.results_uri = results_uri
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-            raise ValueError(f"samples must be a whole number >= 0, got {samples!r}")
-        self.samples = samples
+        self.samples = checked_samples(samples)
         self.conf = conf
         self.files = files
         self.py_files = py_files

@@ -17,10 +17,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
+from cola_core._columns import scope_column
 from cola_core._format import format_number, render_code
 from cola_core._params import Param
 from cola_core.result import CheckResult
-from cola_core.thresholds import parse_threshold
+from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -109,12 +110,7 @@ class BaseCheck:
         """By default, a check with only ``violation`` counts its offending rows here."""
         if not self.counts_violations_class():
             raise NotImplementedError
-        from pyspark.sql import functions as F
-
-        broken = F.lit(False)
-        for _, predicate in self.violations(df):
-            broken = broken | F.coalesce(predicate, F.lit(False))
-        return [self.count_rows(broken)]
+        return [self.count_rows(self.any_violation(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         if not self.counts_violations_class():
@@ -194,7 +190,7 @@ class BaseCheck:
             updates["dimension"] = self.dimension
         if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":
             share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
-            within = _threshold(self.tolerance).accepts(share)
+            within = threshold_of(self.tolerance).accepts(share)
             verdict = "within" if within else "beyond"
             updates["message"] = f"{result.message}; {format_number(share)}% of rows, {verdict} tolerance ({self.tolerance})"
             if within:
@@ -208,12 +204,7 @@ class BaseCheck:
 
     def scope(self) -> Column | None:
         """The rule's ``where`` as a Column, or None when the rule sees every row."""
-        if self.where is None:
-            return None
-        from pyspark.sql import functions as F
-
-        # NULL is not TRUE: a row where the condition is NULL is outside the scope.
-        return F.coalesce(F.expr(self.where), F.lit(False))
+        return scope_column(self.where)
 
     def in_scope(self, condition: Column) -> Column:
         """``condition`` for rows inside the scope, false outside it."""
@@ -229,6 +220,15 @@ class BaseCheck:
 
         return F.when(scope, value)
 
+    def any_violation(self, df: DataFrame) -> Column:
+        """True for a row in scope that breaks any of the check's predicates (NULL is not)."""
+        from pyspark.sql import functions as F
+
+        broken = F.lit(False)
+        for _, predicate in self.violations(df):
+            broken = broken | F.coalesce(predicate, F.lit(False))
+        return self.in_scope(broken)
+
     def count_rows(self, condition: Column | None = None) -> Column:
         """An aggregate: the rows in scope (meeting ``condition`` when one is given)."""
         from pyspark.sql import functions as F
@@ -240,11 +240,6 @@ class BaseCheck:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"
-
-
-def _threshold(value: str | float) -> Any:
-    # The parser already refused a bad tolerance; a plain number means equality.
-    return parse_threshold(value if isinstance(value, str) else format_number(value))
 
 
 def _overrides(cls: type[BaseCheck], method: str) -> bool:

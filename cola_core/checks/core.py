@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._format import format_value, render_code
+from cola_core._format import format_value, plural, render_code
 from cola_core._params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.checks._regex import compile_pattern
 from cola_core.checks.base import BaseCheck
@@ -25,10 +25,6 @@ def _f():
     from pyspark.sql import functions
 
     return functions
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 class _LabelledCheck(BaseCheck):
@@ -68,7 +64,7 @@ class NotNullCheck(_LabelledCheck):
         if not failed:
             return CheckResult(self.rule_type, True, f"{self.label}: no NULL values")
         detail = ", ".join(f"{c}: {n}" for c, n in per_column.items() if n)
-        return CheckResult(self.rule_type, False, f"{self.label}: {_plural(failed, 'NULL value')} ({detail})", failed)
+        return CheckResult(self.rule_type, False, f"{self.label}: {plural(failed, 'NULL value')} ({detail})", failed)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
         F = _f()
@@ -94,8 +90,8 @@ class UniqueCheck(_LabelledCheck):
         rows, distinct = int(values[0]), int(values[1])
         excess = rows - distinct
         if not excess:
-            return CheckResult(self.rule_type, True, f"{self.label}: all {_plural(rows, 'row')} are unique")
-        message = f"{self.label}: {_plural(excess, 'duplicate row')} ({rows} rows, {distinct} distinct)"
+            return CheckResult(self.rule_type, True, f"{self.label}: all {plural(rows, 'row')} are unique")
+        message = f"{self.label}: {plural(excess, 'duplicate row')} ({rows} rows, {distinct} distinct)"
         return CheckResult(self.rule_type, False, message, excess)
 
     def violation(self, df: DataFrame) -> Column:
@@ -233,7 +229,7 @@ class RangeCheck(_LabelledCheck):
         if not failed:
             return CheckResult(self.rule_type, True, f"{self.label}: all values in range ({self._bounds_text()})")
         return CheckResult(
-            self.rule_type, False, f"{self.label}: {_plural(failed, 'value')} out of range ({self._bounds_text()})", failed
+            self.rule_type, False, f"{self.label}: {plural(failed, 'value')} out of range ({self._bounds_text()})", failed
         )
 
 
@@ -262,7 +258,7 @@ class RegexCheck(_LabelledCheck):
         if not failed:
             return CheckResult(self.rule_type, True, f"{self.label}: all values match")
         verb = "does" if failed == 1 else "do"
-        message = f"{self.label}: {_plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
+        message = f"{self.label}: {plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
         return CheckResult(self.rule_type, False, message, failed)
 
 

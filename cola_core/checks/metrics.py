@@ -27,7 +27,7 @@ from cola_core.checks.validity import (
 )
 from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
-from cola_core.thresholds import Threshold, parse_threshold
+from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -44,13 +44,6 @@ __all__ = [
 ]
 
 _JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD)}
-
-
-def threshold_of(value: Any) -> Threshold:
-    """A threshold from a rule value; a plain number means equality."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = format_number(value)
-    return parse_threshold(value)
 
 
 def judge_metric(

@@ -20,16 +20,18 @@ from decimal import Decimal
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cola_core._columns import column_of
 from cola_core._format import format_number, render_code
 from cola_core._params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.checks.base import BaseCheck
-from cola_core.checks.metrics import judge_metric, threshold_of
+from cola_core.checks.metrics import judge_metric
 from cola_core.checks.rows import CountedRowCheck
 from cola_core.checks.sql import check_read_only
 from cola_core.checks.validity import column_type, rule_error, type_family
 from cola_core.errors import ColaRuleError, ColaSourceError
 from cola_core.io import SourceSpec, parse_source, read_source
 from cola_core.result import CheckResult
+from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -51,13 +53,6 @@ def _parse_reference(value: Any) -> SourceSpec:
         return parse_source(value)
     except ColaSourceError as error:
         raise ColaRuleError(f"'reference' is not a valid input: {error}") from error
-
-
-def _quoted(df: DataFrame, name: str) -> Column:
-    from pyspark.sql import functions as F
-
-    # An exact top-level name may hold a dot; anything else ('address.city') is Spark's to resolve.
-    return F.col("`" + name.replace("`", "``") + "`") if name in df.columns else F.col(name)
 
 
 def _is_numeric(data_type: DataType) -> bool:
@@ -179,7 +174,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
         for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns)):
             alias = f"{self.marker}_key{number}"
             as_type = _comparison_type(column_type(df, column), self.reference_type(reference, reference_column))
-            data_key, reference_key = _quoted(df, column), _quoted(reference, reference_column)
+            data_key, reference_key = column_of(df, column), column_of(reference, reference_column)
             if as_type is not None:
                 data_key, reference_key = data_key.cast(as_type), reference_key.cast(as_type)
             aliases.append(alias)
@@ -196,7 +191,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
-        complete = reduce(lambda a, b: a & b, [_quoted(df, column).isNotNull() for column in self.key_columns])
+        complete = reduce(lambda a, b: a & b, [column_of(df, column).isNotNull() for column in self.key_columns])
         return complete & F.col(self.marker).isNull()
 
     def describe_pass(self) -> str:
@@ -275,7 +270,7 @@ class ReconcileCheck(_ReferenceCheck):
         aggregate = self.params["aggregate"]
         if column is None:
             return self.count_rows() if scoped else F.count(F.lit(1))
-        value = _quoted(df, column)
+        value = column_of(df, column)
         if aggregate == "count":
             return self.count_rows(value.isNotNull()) if scoped else F.count(value)
         if aggregate == "sum" and isinstance(data_type, IntegralType):

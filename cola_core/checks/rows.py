@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._format import render_code
+from cola_core._columns import quote
+from cola_core._format import plural, render_code
 from cola_core._params import BOOL, STRING, Param
 from cola_core.checks.base import BaseCheck
 from cola_core.checks.sql import check_read_only
@@ -17,10 +18,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = ["CASTABLE_TYPES", "CastableCheck", "CountedRowCheck", "ExpressionCheck"]
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 class CountedRowCheck(BaseCheck):
@@ -75,7 +72,7 @@ class ExpressionCheck(CountedRowCheck):
     def describe_failure(self, failed: int) -> str:
         nulls = "" if self.params.get("null_is_valid") else " (NULL counts as not met)"
         verb = "does" if failed == 1 else "do"
-        return f"{_plural(failed, 'row')} {verb} not meet the expression{nulls}"
+        return f"{plural(failed, 'row')} {verb} not meet the expression{nulls}"
 
 
 CASTABLE_TYPES = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp")
@@ -119,7 +116,7 @@ class CastableCheck(CountedRowCheck):
         from pyspark.sql import functions as F
 
         column = F.col(self.params["column"])
-        quoted = "`" + self.params["column"].replace("`", "``") + "`"
+        quoted = quote(self.params["column"])
         # try_cast yields NULL where the conversion fails, never an error under ANSI mode.
         converted = F.expr(f"try_cast({quoted} AS {self.target_type})")
         return F.coalesce(column.isNotNull() & converted.isNull(), F.lit(False))
@@ -128,4 +125,4 @@ class CastableCheck(CountedRowCheck):
         return f"every present value casts to {self.target_type}"
 
     def describe_failure(self, failed: int) -> str:
-        return f"{_plural(failed, 'value')} cannot be cast to {self.target_type}"
+        return f"{plural(failed, 'value')} cannot be cast to {self.target_type}"

@@ -273,3 +273,11 @@ def test_valid_and_invalid_partition_the_input_and_codes_are_exactly_the_broken_
         rid: codes for rid, codes in expected.items() if codes
     }
     assert {row["rid"] for row in valid.collect()} == {rid for rid, codes in expected.items() if not codes}
+
+
+def test_a_warnings_named_column_is_only_refused_when_the_warnings_column_would_be_added(spark):
+    df = spark.createDataFrame([(None, "x")], "id int, dq_warnings string")
+    _, invalid = Cola().split(df, [{"type": "not_null", "columns": ["id"]}], annotate="dq")
+    assert invalid.columns == ["id", "dq_warnings", "dq"]
+    with pytest.raises(ColaError, match=r"annotate column 'dq_warnings' already exists in the DataFrame"):
+        Cola().split(df, [{"type": "not_null", "columns": ["id"], "severity": "warn"}], annotate="dq")
