@@ -13,7 +13,16 @@ from airflow_provider_cola.errors import ColaChecksFailed
 if TYPE_CHECKING:
     from airflow.sdk import BranchMixIn, Context
 
-__all__ = ["ON_FAILURE", "SEVERITIES", "checked_branch", "checked_on_failure", "describe_results", "settle"]
+__all__ = [
+    "ON_FAILURE",
+    "SEVERITIES",
+    "checked_branch",
+    "checked_on_failure",
+    "checked_samples",
+    "checked_switch",
+    "describe_results",
+    "settle",
+]
 
 ON_FAILURE = ("fail", "warn", "skip")
 SEVERITIES = ("pass", "warn", "fail")
@@ -35,6 +44,16 @@ def checked_samples(samples: Any) -> int:
         return cola_checked_samples(samples)
     except ColaError as error:
         raise ValueError(str(error)) from error
+
+
+def checked_switch(value: Any, name: str) -> bool:
+    """Refuse (at DAG parse time) a switch that is not ``True`` or ``False``.
+
+    A string such as ``"false"`` is truthy in Python: taken as given, it would switch on.
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def checked_branch(branch: Any) -> dict[str, list[str]] | None:

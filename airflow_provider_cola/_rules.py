@@ -6,6 +6,7 @@ task fails at once with the engine's own message and nothing is submitted.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -14,7 +15,10 @@ from cola_core.io import OutputSpec, SourceSpec, parse_output, parse_source, rea
 
 from airflow_provider_cola.errors import ColaConfigError
 
-__all__ = ["RuleBlock", "checked_output", "checked_source", "dag_folder", "load_rules"]
+# A URI scheme (s3a:, hdfs:, abfss:...); a Windows drive letter never reaches a local master here.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+__all__ = ["RuleBlock", "checked_local_path", "checked_output", "checked_source", "dag_folder", "engine", "load_rules"]
 
 
 def dag_folder(dag: Any) -> Path | None:
@@ -29,14 +33,36 @@ class RuleBlock:
     Attributes:
         rules: the rule dicts, as the engine reads them.
         path: the JSON/YAML file the rules were read from, when they came from one.
+        size: how many rules the block holds after ``targets`` expansion, which is how many
+            results a run of it gives.
     """
 
-    def __init__(self, rules: list[Any], path: Path | None) -> None:
+    def __init__(self, rules: list[Any], path: Path | None, size: int) -> None:
         self.rules = rules
         self.path = path
+        self.size = size
 
 
-def load_rules(rules: Any, *, base_dir: str | Path | None = None, cola: Cola | None = None) -> RuleBlock:
+def engine(allow_external_access: bool = False) -> Cola:
+    """The engine the provider validates and runs rules with.
+
+    Args:
+        allow_external_access: let SQL text in rules call JVM functions and read storage
+            (``Cola(allow_external_access=True)``); only for trusted rules.
+    """
+    if not allow_external_access:
+        # TODO(lead): Cola(allow_external_access=...) for both, once the engine takes the switch.
+        return Cola()
+    return Cola(allow_external_access=True)
+
+
+def load_rules(
+    rules: Any,
+    *,
+    base_dir: str | Path | None = None,
+    cola: Cola | None = None,
+    allow_external_access: bool = False,
+) -> RuleBlock:
     """Read (when ``rules`` is a path) and validate a rule block without touching Spark.
 
     Args:
@@ -44,6 +70,8 @@ def load_rules(rules: Any, *, base_dir: str | Path | None = None, cola: Cola | N
             relative path is taken from ``base_dir`` (the DAG file's folder).
         base_dir: where relative rule files live.
         cola: the engine whose rule types apply (built-ins by default).
+        allow_external_access: validate as the job will run them, with SQL text in rules
+            allowed to reach outside the data (ignored when ``cola`` is given).
 
     Raises:
         ColaConfigError: the file cannot be read or parsed, or a rule is malformed (the
@@ -59,10 +87,10 @@ def load_rules(rules: Any, *, base_dir: str | Path | None = None, cola: Cola | N
         except ColaError as error:
             raise ColaConfigError(str(error)) from error
     try:
-        (cola or Cola()).parse(rules)
+        checks = (cola or engine(allow_external_access)).parse(rules)
     except ColaError as error:
         raise ColaConfigError(f"invalid Cola rules: {error}") from error
-    return RuleBlock(rules, path)
+    return RuleBlock(rules, path, len(checks))
 
 
 def checked_source(source: Any) -> SourceSpec:
@@ -90,3 +118,27 @@ def checked_output(config: Mapping[str, Any] | str, what: str) -> OutputSpec:
         return parse_output(config)
     except ColaError as error:
         raise ColaConfigError(f"invalid {what}: {error}") from error
+
+
+def checked_local_path(source: SourceSpec, master: str) -> None:
+    """Refuse a ``path`` source on this machine's storage that does not exist.
+
+    Only for a local master (``local``, ``local[n]``...), where the driver reads this
+    machine's files: a missing folder fails here, in a second, instead of in a JVM. A path
+    with a scheme other than ``file:`` belongs to other storage, and a glob is Spark's to
+    expand, so both are left to the job.
+
+    Raises:
+        ColaConfigError: the path names a local file or folder that does not exist.
+    """
+    if source.path is None or not master.startswith("local"):
+        return
+    location = source.path
+    if location.startswith("file:"):
+        location = location.removeprefix("file://") if location.startswith("file://") else location.removeprefix("file:")
+    elif _SCHEME.match(location):
+        return
+    if any(char in location for char in "*?[{"):
+        return
+    if not Path(location).exists():
+        raise ColaConfigError(f"invalid Cola source: the path {source.path!r} does not exist on this machine")

@@ -1,7 +1,11 @@
 """The errors the provider raises, sorted by what Airflow should do next.
 
-- :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output).
-  Retrying cannot help, so it is an ``AirflowFailException`` and fails the task at once.
+- :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output, a
+  local source path that does not exist). Retrying cannot help, so it is an
+  ``AirflowFailException`` and fails the task at once.
+- :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (``cola``'s
+  exit status 2, or the error its results file records). Final too: a retry would submit the
+  same inputs and start another JVM for the same refusal.
 - :class:`ColaChecksFailed`: the data broke a rule under ``on_failure="fail"``. Also final:
   a retry would read the same data.
 - :class:`ColaJobError`: the Spark job crashed, or left no results (or unreadable ones).
@@ -15,11 +19,15 @@ from typing import Any, Mapping
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError"]
+__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError", "ColaJobRefused"]
 
 
 class ColaConfigError(AirflowFailException):
     """Rules, source or outputs are malformed; raised before anything is submitted."""
+
+
+class ColaJobRefused(AirflowFailException):
+    """The Cola job refused its inputs (a usage, source or rule error); the message is the job's."""
 
 
 class ColaJobError(AirflowException):

@@ -4,15 +4,20 @@
   Airflow operators and decorator push to XCom;
 - :func:`report_dataframe` / :func:`write_report` build and write the persisted report, one
   row per result (SPEC section 4);
-- :func:`render_table` is the readable table the ``cola`` command prints.
+- :func:`render_table` is the readable table the ``cola`` command prints;
+- :func:`results_text` and :func:`refusal_results` are what the job writes as its results
+  file: the summary of a run, or the error of a run it refused (exit status 2).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._format import format_number, json_safe
+from cola_core._format import format_number
 from cola_core.errors import ColaError
 from cola_core.io import OutputSpec, write_output
 from cola_core.result import SEVERITIES, CheckResult, worst_severity
@@ -23,9 +28,12 @@ if TYPE_CHECKING:
 __all__ = [
     "REPORT_COLUMNS",
     "REPORT_SCHEMA",
+    "REFUSAL_KEY",
+    "refusal_results",
     "render_table",
     "report_dataframe",
     "report_rows",
+    "results_text",
     "summarise",
     "write_report",
 ]
@@ -47,6 +55,9 @@ REPORT_SCHEMA = (
     "pipeline string, rule_type string, check_name string, code string, dimension string, severity string, "
     "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp"
 )
+
+# The one key of a results file that records a refused run instead of results.
+REFUSAL_KEY = "error"
 
 _COLOURS = {"pass": "\033[32m", "warn": "\033[33m", "fail": "\033[1;31m"}
 _RESET = "\033[0m"
@@ -89,8 +100,40 @@ def summarise(
 
 
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
-    # JSON has no NaN and no Decimal; the message still shows the measured value.
-    return {**data, "metric_value": json_safe(data.get("metric_value"))}
+    # JSON has no NaN and no Decimal; the message still shows the measured value. Samples
+    # are made JSON-safe when they are collected (cola_core.samples).
+    metric = data.get("metric_value")
+    if isinstance(metric, Decimal):
+        metric = int(metric) if metric == metric.to_integral_value() else float(metric)
+    if isinstance(metric, float) and not math.isfinite(metric):
+        metric = None
+    return {**data, "metric_value": metric}
+
+
+def results_text(summary: Mapping[str, Any]) -> str:
+    """The text of a results file: strict JSON (no NaN or Infinity), so that any reader takes it.
+
+    Raises:
+        ColaError: the summary holds a value JSON cannot carry (a bug: ``summarise`` and the
+            samples make every value JSON-safe).
+    """
+    try:
+        return json.dumps(summary, indent=2, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as error:
+        raise ColaError(f"the results cannot be written as JSON: {error}") from error
+
+
+def refusal_results(message: str, exit_code: int = 2) -> dict[str, Any]:
+    """The results file of a run the job refused (a usage, source or rule error).
+
+    A results file that says why the run was refused lets the Airflow operators fail the
+    task without a retry even where spark-submit's exit status does not carry the job's
+    (cluster deploy mode).
+
+    Returns:
+        ``{"error": {"exit_code": 2, "message": "..."}}``.
+    """
+    return {REFUSAL_KEY: {"exit_code": int(exit_code), "message": str(message)}}
 
 
 def report_rows(

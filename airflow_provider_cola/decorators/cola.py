@@ -15,8 +15,8 @@ from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
-from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, settle
-from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
+from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, checked_switch, settle
+from airflow_provider_cola._rules import RuleBlock, dag_folder, engine, load_rules
 from airflow_provider_cola.errors import ColaConfigError
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         branch: Mapping[str, str | list[str]] | None = None,
         conf: dict[str, Any] | None = None,
         samples: int = 0,
+        allow_external_access: bool = False,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -58,6 +59,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.branch = checked_branch(branch)
         self.conf = conf
         self.samples = checked_samples(samples)
+        self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
@@ -74,14 +76,17 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
 
     def execute(self, context: Context) -> Mapping[str, Any]:
         # The rules are checked before any Spark session starts.
-        self._block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.get_dag()))
+        self._block = load_rules(
+            self.rules,
+            base_dir=dag_folder(context.get("dag") or self.get_dag()),
+            allow_external_access=self.allow_external_access,
+        )
         summary = super().execute(context)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
     def execute_callable(self) -> dict[str, Any]:
         from pyspark.sql import DataFrame
 
-        from cola_core import Cola
         from cola_core.report import summarise
 
         assert self._block is not None, "execute() loads the rules first"
@@ -94,7 +99,8 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
                 raise ColaConfigError(
                     f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
                 )
-            return summarise(Cola().run(df, self._block.rules, samples=self.samples))
+            cola = engine(self.allow_external_access)
+            return summarise(cola.run(df, self._block.rules, samples=self.samples))
         finally:
             if started_here:
                 spark.stop()
@@ -174,6 +180,7 @@ def cola_check(
     branch: Mapping[str, str | list[str]] | None = None,
     conf: dict[str, Any] | None = None,
     samples: int = 0,
+    allow_external_access: bool = False,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -197,6 +204,8 @@ def cola_check(
         conf: Spark settings for the session the task starts. (templated)
         samples: keep up to this many offending rows of each failed row rule, as for
             ``ColaCheckOperator``.
+        allow_external_access: let SQL text in the rules call JVM functions and read storage
+            (``Cola(allow_external_access=True)``); only for trusted rules.
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
@@ -214,5 +223,6 @@ def cola_check(
         branch=branch,
         conf=conf,
         samples=samples,
+        allow_external_access=allow_external_access,
         **kwargs,
     )

@@ -1,8 +1,11 @@
 """Reading back the results file the Cola job wrote, and refusing anything that is not whole.
 
-A results file that is missing, empty, not JSON, or not exactly what
-``cola_core.report.summarise`` produces is never read as a pass: it raises
-:class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log.
+A results file that is missing, empty, not UTF-8, not strict JSON, or not exactly what
+``cola_core.report.summarise`` produces for the validated block (one result per expanded
+rule, every key of its type, counts that add up) is never read as a pass: it raises
+:class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log. A file
+that records a refused run (``cola_core.report.refusal_results``) raises
+:class:`~airflow_provider_cola.errors.ColaJobRefused`, which is not retried.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cola_core import CheckResult, ColaError
-from cola_core.report import summarise
+from cola_core._format import plural
+from cola_core.report import REFUSAL_KEY, summarise
+from cola_core.result import SEVERITIES
 
-from airflow_provider_cola.errors import ColaConfigError, ColaJobError
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.operators._spark_submit import refused_message
 
 __all__ = ["ResultsFile", "local_path"]
 
@@ -52,29 +58,47 @@ class ResultsFile:
     def _path(self) -> Path:
         return Path(local_path(self.target))
 
-    def read(self, *, split: bool, log_tail: Callable[[], str]) -> dict[str, Any]:
+    def read(self, *, split: bool, expected_results: int, log_tail: Callable[[], str]) -> dict[str, Any]:
         """The results summary, checked to be exactly what ``summarise`` would produce.
 
         Args:
             split: whether the job was a split (whose summary carries the row counts).
+            expected_results: how many results the block must give (its rules after
+                ``targets`` expansion, as validated in the worker).
             log_tail: gives the tail of the Spark log, for the error message.
 
         Raises:
+            ColaJobRefused: the file records that the job refused its inputs.
             ColaJobError: the file is missing, unreadable or corrupt.
         """
         path = self._path()
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError as error:
             raise self._error("the Cola Spark job finished but wrote no results file", log_tail) from error
         except OSError as error:
             raise self._error(f"cannot read the results file ({error})", log_tail) from error
         try:
-            summary = _checked_summary(json.loads(text), split)
-        except (ValueError, TypeError, KeyError, ColaError) as error:
+            data = _loaded(raw)
+            refusal = _refusal(data)
+            summary = None if refusal else _checked_summary(data, split, expected_results)
+        except (ValueError, TypeError, KeyError, RecursionError, ColaError) as error:
             raise self._error(f"the results file is corrupt ({_short(error)})", log_tail) from error
         self.discard()
-        return summary
+        if refusal:
+            raise ColaJobRefused(refused_message(refusal))
+        return summary  # type: ignore[return-value]
+
+    def refusal(self) -> str | None:
+        """The job's error message, when the file it left records a refused run; else ``None``.
+
+        Read after a failed submit: whatever else the file holds is not looked at, since the
+        failure itself is reported.
+        """
+        try:
+            return _refusal(_loaded(self._path().read_bytes()))
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            return None
 
     def discard(self) -> None:
         """Remove the results file, if it is there (best effort)."""
@@ -87,16 +111,112 @@ class ResultsFile:
         return ColaJobError(f"{problem}: {self.target}\nLast lines of the Spark log:\n{log_tail()}")
 
 
-def _checked_summary(data: Any, split: bool) -> dict[str, Any]:
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise ValueError("expected an object with a 'results' list")
-    results = [CheckResult.from_dict(item) for item in data["results"]]
-    counts = {} if not split else {"valid_count": data["valid_count"], "invalid_count": data["invalid_count"]}
+def _loaded(raw: bytes) -> Any:
+    """The JSON in ``raw``: strict UTF-8, and no NaN or Infinity (the job never writes them)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8: {error.reason} at byte {error.start}") from error
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError as error:
+        raise ValueError("nested too deeply to be a results file") from error
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _refusal(data: Any) -> str | None:
+    """The message of a results file that records a refused run (``report.refusal_results``)."""
+    if not isinstance(data, dict) or REFUSAL_KEY not in data:
+        return None
+    error = data[REFUSAL_KEY]
+    if set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        raise ValueError(f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"message\": \"...\"}} alone")
+    return error["message"]
+
+
+def _checked_summary(data: Any, split: bool, expected_results: int) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {_json_type(data)}")
+    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ())}
+    _exact_keys(data, keys, "the summary")
+    if not isinstance(data["results"], list):
+        raise ValueError(f"'results' must be a list, got {_json_type(data['results'])}")
+    if len(data["results"]) != expected_results:
+        raise ValueError(
+            f"it holds {plural(len(data['results']), 'result')} for a block of {plural(expected_results, 'rule')}"
+        )
+    results = [_checked_result(item, index) for index, item in enumerate(data["results"])]
+    counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     expected = summarise(results, **counts)
     if data != expected:
         differing = sorted(key for key in {*data, *expected} if data.get(key) != expected.get(key))
         raise ValueError(f"its {', '.join(differing)} do not match its results")
     return expected
+
+
+def _checked_result(item: Any, index: int) -> CheckResult:
+    """One result, each key of the type ``CheckResult.to_dict`` gives it."""
+    where = f"results[{index}]"
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} must be an object, got {_json_type(item)}")
+    _exact_keys(item, set(_RESULT_TYPES), where, optional=_OPTIONAL_RESULT_KEYS)
+    for key, (types, what) in _RESULT_TYPES.items():
+        if key in item and not (isinstance(item[key], types) and not _is_bool_for_number(item[key], types)):
+            raise ValueError(f"{where}.{key} must be {what}, got {_json_type(item[key])}")
+    if item["severity"] not in SEVERITIES:
+        raise ValueError(f"{where}.severity must be one of {', '.join(SEVERITIES)}, got {item['severity']!r}")
+    _count(item["failed_count"], f"{where}.failed_count")
+    if item["passed"] != (item["severity"] != "fail"):
+        raise ValueError(f"{where}.passed is {item['passed']} for severity {item['severity']!r}")
+    if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
+        raise ValueError(f"{where}.samples must be a list of objects")
+    return CheckResult.from_dict(item)
+
+
+def _exact_keys(data: dict[str, Any], keys: set[str], where: str, optional: tuple[str, ...] = ()) -> None:
+    missing = sorted(keys - set(data) - set(optional))
+    unknown = sorted(set(data) - keys)
+    if missing or unknown:
+        problems = [f"missing {', '.join(missing)}"] * bool(missing) + [f"unknown {', '.join(unknown)}"] * bool(unknown)
+        raise ValueError(f"{where} has {' and '.join(problems)}")
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _is_bool_for_number(value: Any, types: tuple[type, ...]) -> bool:
+    # JSON true is a Python bool, which is an int: never a count or a measured value.
+    return isinstance(value, bool) and bool not in types
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+_SUMMARY_KEYS = ("severity", "passed", "counts", "results")
+_SPLIT_KEYS = ("valid_count", "invalid_count")
+_NONE = type(None)
+# What CheckResult.to_dict() writes, key by key; dimension and samples only when set.
+_RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "rule_type": ((str,), "a string"),
+    "passed": ((bool,), "a boolean"),
+    "message": ((str,), "a string"),
+    "failed_count": ((int,), "a whole number"),
+    "metric_value": ((int, float, _NONE), "a number or null"),
+    "severity": ((str,), "a string"),
+    "check_name": ((str, _NONE), "a string or null"),
+    "code": ((str, _NONE), "a string or null"),
+    "dimension": ((str,), "a string"),
+    "samples": ((list,), "a list"),
+}
+_OPTIONAL_RESULT_KEYS = ("dimension", "samples")
 
 
 def _short(error: BaseException) -> str:

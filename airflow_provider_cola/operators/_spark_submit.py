@@ -22,17 +22,39 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk.exceptions import AirflowException
 from airflow.sdk.log import mask_secret
 
-from airflow_provider_cola.errors import ColaJobError
+from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
 
-__all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "mask_sensitive_settings"]
+__all__ = [
+    "ColaSubmitHook",
+    "interpreter_bin_dir",
+    "launcher_environment",
+    "mask_sensitive_settings",
+    "names_a_secret",
+    "refused_message",
+    "sensitive_settings",
+]
 
 # Spark's log4j lines at INFO say what Spark did, not what went wrong, and Java stack frames
 # say where; a failure message leaves both out so that the errors themselves fit in its tail.
 _NOISE_LINE = re.compile(
     r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\"|\s+at \S+\(.*\)$|\s*\.\.\. \d+ more$)"
 )
-_SENSITIVE_NAME = re.compile(r"secret|password|passwd|token|credential|private|access[._-]?key|api[._-]?key", re.I)
 _TAIL_LINES = 30
+# A key names a secret when one of its segments (split at punctuation and camelCase) is one
+# of these words, or contains one of the long ones: spark.myapp.credential,
+# spark.hadoop.fs.s3a.secret.key, fs.s3a.access.key, apiKey, password. Short words count only
+# as whole segments, so "monkey" or "author" do not.
+_SECRET_WORDS = (
+    "accesskey", "apikey", "credential", "passphrase", "passwd", "password", "private", "secret", "token",
+)
+_SECRET_SEGMENTS = frozenset({"key", "pwd", "pass", "auth", "keytab", "sas", "jwt", "oauth"})
+_SEGMENT = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_MASK = "******"
+# cola exits 2 for a usage, source or rule error: the same inputs would be refused again.
+EXIT_REFUSED = 2
+# The lines the job prints for such an error: "cola: error: ..." (argparse: "cola check: error: ...").
+_JOB_ERROR = re.compile(r"^cola(?: [a-z]+)?: error: ")
+_LOG_LINE = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} |^\{\"ts\":")
 
 
 def interpreter_bin_dir(binary: str) -> Path | None:
@@ -92,16 +114,41 @@ def launcher_environment(
                 os.environ[name] = value
 
 
-def mask_sensitive_settings(*settings: Mapping[str, Any] | None) -> None:
-    """Register with Airflow's secrets masker every value whose key looks like a secret.
+def names_a_secret(key: Any) -> bool:
+    """Whether a conf, environment or option key names a secret (see ``_SECRET_WORDS``)."""
+    segments = [segment.lower() for segment in _SEGMENT.findall(str(key))]
+    return any(segment in _SECRET_SEGMENTS or any(word in segment for word in _SECRET_WORDS) for segment in segments)
+
+
+def sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:
+    """The ``key: value`` pairs of ``settings`` whose key names a secret (empty values left out)."""
+    return {
+        str(key): str(value)
+        for mapping in settings
+        for key, value in (mapping or {}).items()
+        if names_a_secret(key) and value not in (None, "")
+    }
+
+
+def mask_sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:
+    """Register with Airflow's secrets masker every value whose key names a secret.
 
     Spark conf such as ``spark.hadoop.fs.s3a.secret.key`` and reader options such as
-    ``password`` may be echoed by Spark in its log; masked, they never reach the task log.
+    ``password`` may be echoed by Spark in its log, and are shown in the Rendered Template
+    view; masked, they show as ``***`` in both.
+
+    Returns:
+        the pairs that were registered, for :class:`ColaSubmitHook`'s ``secrets``.
     """
-    for mapping in settings:
-        for key, value in (mapping or {}).items():
-            if _SENSITIVE_NAME.search(str(key)) and value not in (None, ""):
-                mask_secret(str(value))
+    found = sensitive_settings(*settings)
+    for value in found.values():
+        mask_secret(value)
+    return found
+
+
+def refused_message(message: str) -> str:
+    """The message of a task whose job refused its inputs."""
+    return f"the Cola job refused its inputs (exit code {EXIT_REFUSED}, so it is not retried): {message}"
 
 
 class ColaSubmitHook(SparkSubmitHook):
@@ -111,9 +158,22 @@ class ColaSubmitHook(SparkSubmitHook):
     :class:`ColaJobError` whose message ends with the last meaningful lines of the log.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, secrets: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        """Take ``SparkSubmitHook``'s arguments, and ``secrets``: ``key: value`` pairs to mask.
+
+        The hook masks only keys holding ``secret`` or ``password`` in the command it logs;
+        every pair in ``secrets`` (see :func:`sensitive_settings`) is masked there too.
+        """
         super().__init__(*args, **kwargs)
         self._cola_log: deque[str] = deque(maxlen=400)
+        self._cola_secrets = dict(secrets or {})
+
+    def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
+        masked = super()._mask_cmd(connection_cmd)
+        # Longest first, so that a value holding another secret's value is masked whole.
+        for key, value in sorted(self._cola_secrets.items(), key=lambda pair: -len(pair[1])):
+            masked = masked.replace(f"{key}={value}", f"{key}={_MASK}")
+        return masked
 
     @property
     def master(self) -> str:
@@ -140,6 +200,20 @@ class ColaSubmitHook(SparkSubmitHook):
             return "(spark-submit printed nothing)"
         return "\n".join(self._mask_cmd([line]) for line in lines[-_TAIL_LINES:])
 
+    def job_error(self) -> str | None:
+        """What the job printed after ``cola: error:`` (with the lines that follow it), if it did."""
+        lines = [line for line in self.log_tail().splitlines()]
+        starts = [index for index, line in enumerate(lines) if _JOB_ERROR.match(line)]
+        if not starts:
+            return None
+        first = lines[starts[0]]
+        message = [first[_JOB_ERROR.match(first).end():]]  # type: ignore[union-attr]
+        for line in lines[starts[0] + 1:]:
+            if _LOG_LINE.match(line) or _JOB_ERROR.match(line):
+                break
+            message.append(line)
+        return "\n".join(message)
+
     def submit(self, application: str = "", **kwargs: Any) -> str | None:
         """Run spark-submit and wait for it; raises :class:`ColaJobError` when it fails."""
         try:
@@ -152,6 +226,10 @@ class ColaSubmitHook(SparkSubmitHook):
         except AirflowException as error:
             process = self._submit_sp
             code = process.returncode if process is not None else None
+            if code == EXIT_REFUSED and self.deploy_mode == "client":
+                # In client mode spark-submit exits with the job's own status.
+                message = self.job_error() or f"it printed no error; last lines of the Spark log:\n{self.log_tail()}"
+                raise ColaJobRefused(refused_message(message)) from error
             raise ColaJobError(
                 f"the Cola Spark job failed (spark-submit exit code {code}).\n"
                 f"Last lines of the Spark log:\n{self.log_tail()}"

@@ -15,14 +15,28 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, settle
-from airflow_provider_cola._rules import RuleBlock, checked_output, checked_source, dag_folder, load_rules
-from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola._outcome import (
+    checked_branch,
+    checked_on_failure,
+    checked_samples,
+    checked_switch,
+    settle,
+)
+from airflow_provider_cola._rules import (
+    RuleBlock,
+    checked_local_path,
+    checked_output,
+    checked_source,
+    dag_folder,
+    load_rules,
+)
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._spark_submit import (
     ColaSubmitHook,
     launcher_environment,
     mask_sensitive_settings,
+    refused_message,
 )
 
 if TYPE_CHECKING:
@@ -76,6 +90,9 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             (templated)
         samples: keep up to this many offending rows of each failed row rule in the results
             (one extra Spark job); the failure message shows them. 0 (default) keeps none.
+        allow_external_access: let SQL text in the rules call JVM functions (``reflect``...)
+            and read storage through path relations (``cola --allow-external-access``). Off
+            by default; only for rules whose authors are trusted.
         results_uri: a folder both this worker and the Spark driver can reach, for the
             results file. Needed in cluster deploy mode; in client mode a temporary file is
             used. (templated)
@@ -116,6 +133,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         pipeline: str | None = None,
         results_uri: str | None = None,
         samples: int = 0,
+        allow_external_access: bool = False,
         conf: dict[str, Any] | None = None,
         files: str | None = None,
         py_files: str | None = None,
@@ -154,6 +172,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self.pipeline = pipeline
         self.results_uri = results_uri
         self.samples = checked_samples(samples)
+        self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
         self.conf = conf
         self.files = files
         self.py_files = py_files
@@ -181,9 +200,27 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self.status_poll_interval = status_poll_interval
         self._hook: ColaSubmitHook | None = None
 
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """Render, then register secret-named values with the masker.
+
+        Done here, not in ``execute``: the runner stores the rendered fields (the Rendered
+        Template view) right after rendering, and a value must be known to the masker by then.
+        """
+        super().render_template_fields(context, jinja_env)
+        self._mask_secrets()
+
+    def _mask_secrets(self) -> dict[str, str]:
+        source = self.source if isinstance(self.source, Mapping) else {}
+        options = source.get("options")
+        return mask_sensitive_settings(self.conf, self.env_vars, options if isinstance(options, Mapping) else None)
+
     def execute(self, context: Context) -> Mapping[str, Any]:
         """Validate, submit, read the results, push them to XCom, then branch or fail."""
-        block = load_rules(self.rules, base_dir=dag_folder(context.get("dag") or self.get_dag()))
+        block = load_rules(
+            self.rules,
+            base_dir=dag_folder(context.get("dag") or self.get_dag()),
+            allow_external_access=self.allow_external_access,
+        )
         source = checked_source(self.source)
         outputs = self._output_arguments()
         deploy_mode = self._resolved_deploy_mode()
@@ -192,7 +229,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
                 "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
                 "through a local file: set results_uri to a folder both this worker and the driver reach"
             )
-        mask_sensitive_settings(self.conf, self.env_vars, source.options)
+        # Again: execute() may be called without rendering (a test calling it directly).
+        secrets = self._mask_secrets()
         with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
             results = ResultsFile(workdir, self.results_uri)
             rules_file, shipped = self._rules_file(block, Path(workdir), deploy_mode)
@@ -204,20 +242,34 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
                 "--pipeline", self.pipeline or f"{self.dag_id}.{self.task_id}",
                 "--samples", str(self.samples),
                 *outputs,
+                *(["--allow-external-access"] if self.allow_external_access else []),
                 # Exit 0 once the results file is written, even when checks failed: the hook
                 # treats any non-zero exit as a crash, and the decision is made from the file.
                 "--fail-exit-code", "0",
             ]
-            self._hook = self._make_hook(arguments, shipped)
-            self._submit(self._hook)
-            summary = results.read(split=self.command == "split", log_tail=self._hook.log_tail)
+            self._hook = self._make_hook(arguments, shipped, secrets)
+            # The local master reads this machine's files: a missing one fails before any JVM.
+            checked_local_path(source, self._hook.master)
+            self._submit(self._hook, results)
+            summary = results.read(
+                split=self.command == "split", expected_results=block.size, log_tail=self._hook.log_tail
+            )
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
-    def _submit(self, hook: ColaSubmitHook) -> None:
+    def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
         with launcher_environment(hook.spark_binary, hook.master, self.env_vars, self.conf) as changes:
             if changes:
                 self.log.info("spark-submit runs with %s", changes)
-            hook.submit(str(_job_entry_path()))
+            try:
+                hook.submit(str(_job_entry_path()))
+            except ColaJobError as error:
+                # Where spark-submit's exit status is not the job's (cluster deploy mode), the
+                # results file still says that the job refused its inputs.
+                refusal = results.refusal()
+                if refusal is not None:
+                    results.discard()
+                    raise ColaJobRefused(refused_message(refusal)) from error
+                raise
 
     def on_kill(self) -> None:
         """Stop the Spark application (and spark-submit) through the hook."""
@@ -256,7 +308,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             return path.name, [str(path)]
         return str(path), []
 
-    def _make_hook(self, arguments: list[str], shipped: list[str]) -> ColaSubmitHook:
+    def _make_hook(self, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
         py_files = ",".join(filter(None, [str(_py_files_zip()), self.py_files]))
         files = ",".join(filter(None, [*shipped, self.files]))
         return ColaSubmitHook(
@@ -287,6 +339,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             properties_file=self.properties_file,
             yarn_queue=self.yarn_queue,
             deploy_mode=self.deploy_mode,
+            secrets=secrets,
         )
 
 

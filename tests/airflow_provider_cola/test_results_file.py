@@ -1,0 +1,147 @@
+"""Reading back the job's results file: a whole, consistent summary, or a ColaJobError.
+
+The files are real files written here: the job cannot be made to write most of these (a
+non-UTF-8 file, a deeply nested one), but a broken disk, a half-synced share or another
+program writing to the same path can.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
+from airflow_provider_cola.operators._results import ResultsFile
+from cola_core.report import refusal_results, results_text
+from cola_expected import ORDERS_PASS_SUMMARY, result, summary
+
+pytestmark = pytest.mark.airflow
+
+TAIL = "26/01/01 ERROR Something: the end of the log"
+ROW_COUNT = result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count")
+FIRST = ORDERS_PASS_SUMMARY["results"][0]
+REMOVED = object()
+
+
+def tail() -> str:
+    return TAIL
+
+
+def written(tmp_path: Path, content: str | bytes | None) -> ResultsFile:
+    results = ResultsFile(tmp_path)
+    if isinstance(content, str):
+        Path(results.target).write_text(content, encoding="utf-8")
+    elif content is not None:
+        Path(results.target).write_bytes(content)
+    return results
+
+
+def with_first(**changes) -> str:
+    """ORDERS_PASS_SUMMARY with its first result changed (``REMOVED`` removes a key)."""
+    first = {key: value for key, value in {**FIRST, **changes}.items() if value is not REMOVED}
+    return json.dumps({**ORDERS_PASS_SUMMARY, "results": [first, *ORDERS_PASS_SUMMARY["results"][1:]]})
+
+
+def test_results_file_is_read_then_removed(tmp_path):
+    results = written(tmp_path, results_text(ORDERS_PASS_SUMMARY))
+    assert results.read(split=False, expected_results=5, log_tail=tail) == ORDERS_PASS_SUMMARY
+    assert not Path(results.target).exists()
+
+
+def test_results_uri_gets_a_unique_file_per_run(tmp_path):
+    first, second = ResultsFile(tmp_path, f"file://{tmp_path}/shared/"), ResultsFile(tmp_path, str(tmp_path))
+    assert first.target.startswith(f"file://{tmp_path}/shared/cola-results-") and first.target.endswith(".json")
+    assert second.target.startswith(f"{tmp_path}/cola-results-")
+    assert ResultsFile(tmp_path, str(tmp_path)).target != second.target
+
+
+def test_split_results_need_the_counts(tmp_path):
+    split_summary = summary(ROW_COUNT, valid_count=3, invalid_count=0)
+    results = written(tmp_path, json.dumps(split_summary))
+    assert results.read(split=True, expected_results=1, log_tail=tail) == split_summary
+
+
+CORRUPT = [
+    ("", "Expecting value: line 1 column 1 (char 0)"),
+    (b'{"severity": "pass", "message": "caf\xe9"}', "not UTF-8: invalid continuation byte at byte 36"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply to be a results file"),
+    ("[]", "expected a JSON object, got a list"),
+    ("null", "expected a JSON object, got null"),
+    ('{"results": []}', "the summary has missing counts, passed, severity"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "extra": 1}), "the summary has unknown extra"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "results": {}}), "'results' must be a list, got an object"),
+    # A job that measured nothing must never pass for a block of rules.
+    (json.dumps(summary()), "it holds 0 results for a block of 5 rules"),
+    (json.dumps(summary(ROW_COUNT)), "it holds 1 result for a block of 5 rules"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "results": [7, *ORDERS_PASS_SUMMARY["results"][1:]]}),
+     "results[0] must be an object, got a number"),
+    (with_first(colour="red"), "results[0] has unknown colour"),
+    (with_first(message=REMOVED), "results[0] has missing message"),
+    (with_first(passed="yes"), "results[0].passed must be a boolean, got a string"),
+    (with_first(failed_count="0"), "results[0].failed_count must be a whole number, got a string"),
+    (with_first(failed_count=True), "results[0].failed_count must be a whole number, got a boolean"),
+    (with_first(failed_count=1.5), "results[0].failed_count must be a whole number, got a number"),
+    (with_first(failed_count=-3), "results[0].failed_count must be a whole number >= 0, got -3"),
+    (with_first(metric_value="6"), "results[0].metric_value must be a number or null, got a string"),
+    (with_first(rule_type=["row_count"]), "results[0].rule_type must be a string, got a list"),
+    (with_first(check_name=1), "results[0].check_name must be a string or null, got a number"),
+    (with_first(severity="ok"), "results[0].severity must be one of pass, warn, fail, got 'ok'"),
+    (with_first(passed=False), "results[0].passed is False for severity 'pass'"),
+    (with_first(samples=[1]), "results[0].samples must be a list of objects"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "passed": False}), "its passed do not match its results"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "counts": {"pass": 6, "warn": -1, "fail": 0}}),
+     "its counts do not match its results"),
+    (json.dumps({**ORDERS_PASS_SUMMARY, "severity": "warn"}), "its severity do not match its results"),
+    # Python's json reads NaN and Infinity, which are not JSON and which the job never writes.
+    (with_first(metric_value=float("nan")), "NaN is not a JSON number"),
+    (json.dumps({"error": "no"}), "its 'error' must be {\"exit_code\": 2, \"message\": \"...\"} alone"),
+]
+
+
+@pytest.mark.parametrize(("content", "problem"), CORRUPT)
+def test_a_corrupt_results_file_is_never_a_pass(tmp_path, content, problem):
+    results = written(tmp_path, content)
+    with pytest.raises(ColaJobError) as error:
+        results.read(split=False, expected_results=5, log_tail=tail)
+    assert str(error.value) == f"the results file is corrupt ({problem}): {results.target}\nLast lines of the Spark log:\n{TAIL}"
+
+
+@pytest.mark.parametrize(
+    ("counts", "problem"),
+    [
+        ({}, "the summary has missing invalid_count, valid_count"),
+        ({"valid_count": -1, "invalid_count": 4}, "valid_count must be a whole number >= 0, got -1"),
+        ({"valid_count": 3, "invalid_count": "0"}, "invalid_count must be a whole number >= 0, got '0'"),
+        ({"valid_count": 3, "invalid_count": False}, "invalid_count must be a whole number >= 0, got False"),
+    ],
+)
+def test_split_counts_must_be_whole_and_not_negative(tmp_path, counts, problem):
+    results = written(tmp_path, json.dumps({**summary(ROW_COUNT), **counts}))
+    with pytest.raises(ColaJobError) as error:
+        results.read(split=True, expected_results=1, log_tail=tail)
+    assert str(error.value).startswith(f"the results file is corrupt ({problem}): ")
+
+
+def test_missing_results_file(tmp_path):
+    results = written(tmp_path, None)
+    with pytest.raises(ColaJobError) as error:
+        results.read(split=False, expected_results=5, log_tail=tail)
+    assert str(error.value) == (
+        f"the Cola Spark job finished but wrote no results file: {results.target}\nLast lines of the Spark log:\n{TAIL}"
+    )
+
+
+def test_a_results_file_recording_a_refusal_fails_without_retry(tmp_path):
+    results = written(tmp_path, results_text(refusal_results("cannot read the json at /data/x: no such path")))
+    assert results.refusal() == "cannot read the json at /data/x: no such path"
+    with pytest.raises(ColaJobRefused) as error:
+        results.read(split=False, expected_results=5, log_tail=tail)
+    assert str(error.value) == (
+        "the Cola job refused its inputs (exit code 2, so it is not retried): "
+        "cannot read the json at /data/x: no such path"
+    )
+    assert not Path(results.target).exists()
+    assert written(tmp_path, results_text(ORDERS_PASS_SUMMARY)).refusal() is None
+    assert written(tmp_path, b"\xff").refusal() is None
