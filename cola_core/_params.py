@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 __all__ = [
     "BOOL",
+    "LONG_RANGE",
     "MAPPING",
     "NUMBER",
     "ORDERED",
@@ -27,18 +28,34 @@ __all__ = [
 ]
 
 
+# Spark takes a Python int as a LongType literal, so a whole number outside this range fails
+# inside a job (a Py4J error) unless the parameter handles decimals itself.
+LONG_RANGE = (-(2**63), 2**63 - 1)
+
+
 @dataclass(frozen=True)
 class Kind:
-    """A kind of value: a predicate plus the words used when a value is not of this kind."""
+    """A kind of value: a predicate plus the words used when a value is not of this kind.
+
+    Attributes:
+        whole_range: when set, the whole numbers this kind takes (the value, or each item of
+            a list) must lie in it; the structure pre-pass names the limit in its message.
+    """
 
     describe: str
     accepts: Callable[[Any], bool]
+    whole_range: tuple[int, int] | None = None
 
 
 def _is_number(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     return isinstance(value, int) or math.isfinite(value)
+
+
+def _is_long(value: Any) -> bool:
+    """A finite number that Spark can take as a literal: ints within the 64-bit range."""
+    return _is_number(value) and (isinstance(value, float) or LONG_RANGE[0] <= value <= LONG_RANGE[1])
 
 
 def _is_string(value: Any) -> bool:
@@ -54,13 +71,17 @@ def _is_string_list(value: Any) -> bool:
 
 
 def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool, dt.date))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _is_long(value)
+    return value is None or isinstance(value, (str, bool, dt.date))
 
 
 STRING = Kind("a non-empty string", _is_nonempty_string)
 STRING_LIST = Kind("a non-empty list of column names", _is_string_list)
-NUMBER = Kind("a number", _is_number)
-WHOLE = Kind("a whole number >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+NUMBER = Kind("a number", _is_long, LONG_RANGE)
+WHOLE = Kind(
+    "a whole number >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= LONG_RANGE[1], LONG_RANGE
+)
 # Range bounds may be numbers, or dates/timestamps written as ISO strings.
 ORDERED = Kind(
     "a number, or a date/timestamp such as '2024-01-31'",
@@ -76,6 +97,7 @@ STRING_MAP = Kind(
 SCALAR_LIST = Kind(
     "a non-empty list of values",
     lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_scalar(x) for x in v),
+    LONG_RANGE,
 )
 
 

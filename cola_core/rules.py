@@ -11,6 +11,7 @@ import json
 from typing import Any, Iterator, Mapping, Sequence
 
 from cola_core._params import THRESHOLD
+from cola_core._structure import check_structure
 from cola_core.checks import METRIC_TYPES, BaseCheck
 from cola_core.checks.sql import check_read_only
 from cola_core.errors import ColaRuleError, ThresholdError
@@ -32,6 +33,7 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
             f"must be a list of rule objects such as [{{\"type\": \"not_null\", \"columns\": [\"id\"]}}], "
             f"got {type(rules).__name__}"
         )
+    check_structure(rules, registry)  # plain, bounded, finite data before anything else reads it
     checks: list[BaseCheck] = []
     for position, raw in enumerate(rules):
         for target, rule in expand_rule(raw, position):

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Iterator, NamedTuple
 
 from cola_core._format import format_number
 from cola_core.errors import ThresholdError
 
-__all__ = ["DURATION_SECONDS", "Quantity", "Threshold", "parse_threshold", "threshold_of"]
+__all__ = ["DURATION_SECONDS", "MAX_THRESHOLD_DIGITS", "Quantity", "Threshold", "parse_threshold", "threshold_of"]
 
 DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -33,8 +33,18 @@ _TOKEN_TABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("NOT", re.compile(r"not\b", re.IGNORECASE)),
     ("BETWEEN", re.compile(r"between\b", re.IGNORECASE)),
     ("AND", re.compile(r"and\b", re.IGNORECASE)),
-    ("NUMBER", re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:%|[smhdw]\b)?", re.IGNORECASE)),
+    # ASCII digits only: Decimal would also read other scripts' digits, which no one means here.
+    ("NUMBER", re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:%|[smhdw]\b)?", re.IGNORECASE)),
 )
+# Forms people try that the language leaves out on purpose, each with the reason.
+_REFUSED_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"[-+]?(?:inf(?:inity)?|nan)\b", re.IGNORECASE), "a threshold number must be finite, got {!r}"),
+    (re.compile(r"[eE][-+]?[0-9]"), "exponents such as '1e3' are not part of the language; write the number in digits (1000)"),
+)
+# Spark's widest exact number (DecimalType) has 38 digits; a longer one cannot be measured
+# against, and Python refuses to print an int of more than 4,300 digits.
+MAX_THRESHOLD_DIGITS = 38
+_EXACT = Context(prec=2 * MAX_THRESHOLD_DIGITS)
 
 
 class _Token(NamedTuple):
@@ -54,6 +64,10 @@ def _tokenize(text: str) -> Iterator[_Token]:
                 offset = match.end()
                 break
         else:
+            for pattern, problem in _REFUSED_FORMS:
+                refused = pattern.match(text, offset)
+                if refused:
+                    raise ThresholdError(text, offset, problem.format(refused.group()))
             raise ThresholdError(text, offset, f"unexpected {text[offset]!r}")
     yield _Token("END", "", len(text))
 
@@ -75,7 +89,8 @@ class Quantity:
         return self.suffix in DURATION_SECONDS
 
     def __str__(self) -> str:
-        return f"{format(self.amount.normalize(), 'f')}{self.suffix}"
+        # The default context (28 digits) would round a 38-digit bound while printing it.
+        return f"{format(self.amount.normalize(_EXACT), 'f')}{self.suffix}"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Quantity) and self.value == other.value
@@ -213,6 +228,9 @@ class _Parser:
         if token.kind != "NUMBER":
             got = "the end" if token.kind == "END" else repr(token.text)
             raise self._fail(f"expected a number, got {got}")
+        digits = sum(character.isdigit() for character in token.text)
+        if digits > MAX_THRESHOLD_DIGITS:
+            raise self._fail(f"the number has {digits} digits; a threshold number has at most {MAX_THRESHOLD_DIGITS}")
         self._take()
         text = token.text
         suffix = ""

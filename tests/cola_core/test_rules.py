@@ -49,7 +49,7 @@ MALFORMED = [
     ),
     (
         [{"type": "range", "column": "a", "min": float("nan")}],
-        "rules[0] (range): 'min' must be a number, or a date/timestamp such as '2024-01-31', got nan",
+        "rules[0] (range): 'min' is nan; a number in a rule must be finite",
     ),
     (
         [{"type": "regex", "column": "a", "pattern": "([a-z"}],

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cola_core.errors import ThresholdError
-from cola_core.thresholds import Quantity, Threshold, parse_threshold
+from cola_core.thresholds import MAX_THRESHOLD_DIGITS, Quantity, Threshold, parse_threshold, threshold_of
 
 HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
 
@@ -88,6 +88,17 @@ def test_equal_thresholds_compare_on_the_normalised_value():
         ("between 1 2", "expected 'and' between the two bounds", 10),
         ("< 5x", "unexpected 'x'", 3),
         ("and 5", "expected a comparison such as '<' or 'between', got 'and'", 0),
+        # Non-finite and unbounded numbers never reach a float comparison (issue 10).
+        ("< inf", "a threshold number must be finite, got 'inf'", 2),
+        ("> -Infinity", "a threshold number must be finite, got '-Infinity'", 2),
+        ("!= NaN", "a threshold number must be finite, got 'NaN'", 3),
+        ("< 1e400", "exponents such as '1e3' are not part of the language; write the number in digits (1000)", 3),
+        ("between 1 and 2E5", "exponents such as '1e3' are not part of the language; write the number in digits (1000)", 15),
+        ("< " + "9" * 39, "the number has 39 digits; a threshold number has at most 38", 2),
+        ("< 0." + "1" * 38, "the number has 39 digits; a threshold number has at most 38", 2),
+        ("between 1 and " + "9" * 5000, "the number has 5000 digits; a threshold number has at most 38", 14),
+        ("not between -" + "9" * 4301 + " and 0", "the number has 4301 digits; a threshold number has at most 38", 12),
+        ("< \u0663", "unexpected '\u0663'", 2),  # an Arabic-Indic digit: only ASCII digits are numbers
     ],
 )
 def test_errors_show_the_text_with_a_caret(text, problem, caret):
@@ -128,3 +139,15 @@ def test_any_text_parses_or_raises_threshold_error(text):
 def test_quantity_keeps_the_written_number():
     assert str(Quantity(Decimal("1.50"), "h")) == "1.5h"
     assert str(Quantity(Decimal("100"), "")) == "100"
+
+
+def test_numbers_of_38_digits_are_the_widest_kept_exactly():
+    widest = "9" * MAX_THRESHOLD_DIGITS
+    assert str(parse_threshold(f"<= {widest}")) == f"<= {widest}"
+    assert str(threshold_of(10**37)) == "= 1" + "0" * 37
+
+
+def test_a_plain_float_too_wide_to_write_in_38_digits_is_refused():
+    with pytest.raises(ThresholdError) as raised:
+        threshold_of(1e300)
+    assert raised.value.problem == "the number has 301 digits; a threshold number has at most 38"
