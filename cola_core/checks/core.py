@@ -6,11 +6,20 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cola_core._columns import column_of
 from cola_core._format import format_value, plural, render_code
 from cola_core._params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.checks._regex import compile_pattern
 from cola_core.checks.base import BaseCheck
-from cola_core.checks.validity import DATETIME_TEXT, column_type, is_datetime_text, numeric_text, rule_error, type_family
+from cola_core.checks.validity import (
+    column_type,
+    datetime_of_text,
+    is_datetime_text,
+    number_literal,
+    numeric_text,
+    rule_error,
+    type_family,
+)
 from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
 
@@ -55,8 +64,7 @@ class NotNullCheck(_LabelledCheck):
         super().__init__(params, **kwargs)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
-        return [self.count_rows(F.col(c).isNull()) for c in self.params["columns"]]
+        return [self.count_rows(column_of(df, c).isNull()) for c in self.params["columns"]]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         per_column = {c: int(v) for c, v in zip(self.params["columns"], values)}
@@ -67,8 +75,7 @@ class NotNullCheck(_LabelledCheck):
         return CheckResult(self.rule_type, False, f"{self.label}: {plural(failed, 'NULL value')} ({detail})", failed)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
-        F = _f()
-        return [(self.column_code(c), F.col(c).isNull()) for c in self.params["columns"]]
+        return [(self.column_code(c), column_of(df, c).isNull()) for c in self.params["columns"]]
 
 
 class UniqueCheck(_LabelledCheck):
@@ -98,7 +105,8 @@ class UniqueCheck(_LabelledCheck):
         from pyspark.sql import Window
 
         # Only rows in scope count towards a key's occurrences, and only they are blamed.
-        occurrences = self.count_rows().over(Window.partitionBy(*self.params["columns"]))
+        keys = [column_of(df, column) for column in self.params["columns"]]
+        occurrences = self.count_rows().over(Window.partitionBy(*keys))
         return self.in_scope(occurrences > 1)
 
 
@@ -147,7 +155,11 @@ class RangeCheck(_LabelledCheck):
     Numeric bounds apply to numeric columns, and to string columns holding numbers; ISO date
     or timestamp bounds apply to date and timestamp columns, and to strings holding them (read
     in the session time zone). A present value that cannot be read as the bounds' kind (a
-    string like ``'abc'``, or NaN) lies in no interval, so it is out of range.
+    string like ``'abc'``, NaN, or a day the calendar lacks such as ``'2022-02-30'``) lies in
+    no interval, so it is out of range: it counts as a violation, and never fails the job.
+
+    Whole-number bounds up to 38 digits compare exactly (as ``decimal(38,0)`` beyond bigint);
+    longer ones are a ``ColaRuleError``.
     """
 
     params_spec = {"column": Param(STRING, required=True), "min": Param(ORDERED), "max": Param(ORDERED)}
@@ -187,7 +199,8 @@ class RangeCheck(_LabelledCheck):
         name = self.params["column"]
         data_type = column_type(df, name)
         family = type_family(data_type)
-        column, text = F.col(name), F.col(name).cast("string")
+        column = column_of(df, name)
+        text = column.cast("string")
         bounds = [b for b in (self.params.get("min"), self.params.get("max")) if b is not None]
         if all(_is_number(bound) for bound in bounds):
             if family in ("numeric", "float"):
@@ -201,7 +214,7 @@ class RangeCheck(_LabelledCheck):
         if family == "timestamp":
             return column, data_type.simpleString()
         if family == "string":
-            return F.when(text.rlike(DATETIME_TEXT.pattern), text.cast("timestamp")), "timestamp"
+            return datetime_of_text(text), "timestamp"
         raise rule_error(self, f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
 
     def violation(self, df: DataFrame) -> Column:
@@ -209,7 +222,8 @@ class RangeCheck(_LabelledCheck):
         value, cast_to = self._comparable(df)
 
         def bound(raw: Any) -> Column:
-            return F.lit(raw) if cast_to is None else F.lit(format_value(raw).strip()).cast(cast_to)
+            # Date bounds were read as real dates at parse time, so this cast cannot fail.
+            return number_literal(raw) if cast_to is None else F.lit(format_value(raw).strip()).cast(cast_to)
 
         inside = []
         if self.params.get("min") is not None:
@@ -219,7 +233,7 @@ class RangeCheck(_LabelledCheck):
         within = inside[0] if len(inside) == 1 else inside[0] & inside[1]
         # NULL passes (pair the rule with not_null); a present value that could not be read
         # as the bounds' kind compares as NULL, and is out of range.
-        return F.col(self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
+        return column_of(df, self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         return [self.count_rows(self.violation(df))]
@@ -247,7 +261,7 @@ class RegexCheck(_LabelledCheck):
 
     def violation(self, df: DataFrame) -> Column:
         F = _f()
-        matches = F.col(self.params["column"]).cast("string").rlike(self.params["pattern"])
+        matches = column_of(df, self.params["column"]).cast("string").rlike(self.params["pattern"])
         return ~F.coalesce(matches, F.lit(False))
 
     def aggregations(self, df: DataFrame) -> list[Column]:

@@ -11,14 +11,15 @@ import math
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cola_core._columns import column_of
 from cola_core._format import format_number
 from cola_core._params import STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.checks.base import BaseCheck
 from cola_core.checks.validity import (
-    DATETIME_TEXT,
     MISSING_PARAMS,
     VALIDITY_PARAMS,
     column_type,
+    datetime_of_text,
     invalid_condition,
     missing_condition,
     rule_error,
@@ -138,7 +139,7 @@ class MissingMetricCheck(_RowMetricCheck):
 
     def condition(self, df: DataFrame) -> Column:
         column = self.params["column"]
-        return missing_condition(_f().col(column), self.params, column_type(df, column))
+        return missing_condition(column_of(df, column), self.params, column_type(df, column))
 
 
 class InvalidMetricCheck(_RowMetricCheck):
@@ -153,7 +154,7 @@ class InvalidMetricCheck(_RowMetricCheck):
 
     def condition(self, df: DataFrame) -> Column:
         column = self.params["column"]
-        return invalid_condition(_f().col(column), self.params, column_type(df, column))
+        return invalid_condition(column_of(df, column), self.params, column_type(df, column))
 
 
 class DistinctMetricCheck(_MetricCheck):
@@ -230,7 +231,7 @@ class ColumnStatCheck(_MetricCheck):
         from pyspark.sql.types import IntegralType
 
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
-        column = F.col(name)
+        column = column_of(df, name)
         measured = column
         if self.rule_type == "sum" and isinstance(data_type, IntegralType):
             # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
@@ -251,22 +252,21 @@ class FreshnessCheck(_MetricCheck):
     """Seconds from ``current_timestamp()`` of the query to the newest value of ``column``.
 
     The column is a date, a timestamp, or a string holding ISO timestamps (strings that are
-    not are ignored); dates and strings are read in the session time zone. A newest value in
-    the future gives a negative age.
+    not, and ISO-shaped text naming no real day such as ``'2022-02-30'``, are ignored, never a
+    failed job); dates and strings are read in the session time zone. A newest value in the
+    future gives a negative age.
     """
 
     params_spec = {"column": Param(STRING, required=True), **_JUDGED}
 
     def _timestamps(self, df: DataFrame) -> Column:
-        F = _f()
         name = self.params["column"]
         data_type = column_type(df, name)
         family = type_family(data_type)
         if family in ("date", "timestamp"):
-            return F.col(name).cast("timestamp")
+            return column_of(df, name).cast("timestamp")
         if family == "string":
-            text = F.col(name)
-            return F.when(text.rlike(DATETIME_TEXT.pattern), text.cast("timestamp"))
+            return datetime_of_text(column_of(df, name))
         raise rule_error(
             self, f"freshness needs a date, timestamp or ISO-text column, but {name} is {data_type.simpleString()}"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from cola_core._columns import column_of
 from cola_core._format import format_value
 from cola_core._params import SCALAR_LIST, STRING, Param
 from cola_core.checks.base import BaseCheck
@@ -31,7 +32,7 @@ class ValuesPresentCheck(BaseCheck):
     def aggregations(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        text = F.col(self.params["column"]).cast("string")
+        text = column_of(df, self.params["column"]).cast("string")
         return [F.collect_set(F.when(self.in_scope(text.isin(self.expected)), text))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import quote
+from cola_core._columns import column_of, quote, top_level_name
 from cola_core._format import plural, render_code
 from cola_core._params import BOOL, STRING, Param
 from cola_core.checks.base import BaseCheck
@@ -115,10 +115,14 @@ class CastableCheck(CountedRowCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
-        column = F.col(self.params["column"])
-        quoted = quote(self.params["column"])
+        name = self.params["column"]
+        column = column_of(df, name)
         # try_cast yields NULL where the conversion fails, never an error under ANSI mode.
-        converted = F.expr(f"try_cast({quoted} AS {self.target_type})")
+        if hasattr(column, "try_cast"):  # pyspark >= 4.0
+            converted = column.try_cast(self.target_type)
+        else:  # pyspark 3.5 has try_cast only in SQL text
+            top_level = top_level_name(df.columns, name)
+            converted = F.expr(f"try_cast({name if top_level is None else quote(top_level)} AS {self.target_type})")
         return F.coalesce(column.isNotNull() & converted.isNull(), F.lit(False))
 
     def describe_pass(self) -> str:

@@ -9,7 +9,14 @@ Spark runs with ANSI mode on by default since 4.0, so comparing a string column 
 (or an int column with ``'N/A'``) raises ``CAST_INVALID_INPUT`` in the middle of a job. Every
 comparison here is therefore typed from the column's schema first: rule values that cannot be
 of the column's type are dropped in Python (they can never be equal to a value of it), and
-strings are only cast after a regex has shown that the cast will succeed.
+strings are only cast after a regex has shown that the text has the right shape, and then with
+try-cast semantics: ``2022-02-30`` has the shape of a date but is none, and a plain cast of it
+would still fail the job.
+
+Every pattern here ends in ``\\z`` (the absolute end of the text), never ``$``: Java's ``$``
+also matches just before a final line terminator (``\\n``, ``\\r\\n``, ``\\r``, ``\\u0085``,
+``\\u2028``, ``\\u2029``), so ``"user@example.com\\n"`` would pass as an email. Python's ``re``
+spells the absolute end ``\\Z``; ``python_pattern`` translates for the checks done in Python.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from cola_core._columns import try_cast
 from cola_core._format import format_value
 from cola_core._params import NUMBER, SCALAR_LIST, STRING, WHOLE, Param
 from cola_core.errors import ColaRuleError
@@ -30,16 +38,21 @@ if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck
 
 __all__ = [
+    "CALENDAR_FORMATS",
     "DATETIME_TEXT",
+    "LARGEST_EXACT_NUMBER",
     "MISSING_PARAMS",
     "NAMED_FORMATS",
     "VALIDITY_PARAMS",
     "column_type",
     "comparable_values",
+    "datetime_of_text",
     "invalid_condition",
     "is_datetime_text",
     "missing_condition",
+    "number_literal",
     "numeric_text",
+    "python_pattern",
     "rule_error",
     "type_family",
     "validate_validity",
@@ -75,40 +88,41 @@ _TIME = r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
 _ZONE = r"([Zz]|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)"
 _NUMBER = r"[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+)"
 
-# Java regexes (Spark's rlike), anchored: a format describes the whole value. Each is also
-# valid for Python's ``re``, so the same patterns check rule values in Python.
+# Java regexes (Spark's rlike), anchored at both ends (``\z``, see the module docstring): a
+# format describes the whole value. Through ``python_pattern`` Python's ``re`` reads them too.
 NAMED_FORMATS: dict[str, str] = {
     # RFC 5322 dot-atoms on the left; host names of letters, digits and inner hyphens, and a
     # top-level domain of letters (or an IDN 'xn--' label) on the right.
-    "email": rf"^{_EMAIL_ATOM}(\.{_EMAIL_ATOM})*@({_LABEL}\.)+([A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{1,59}})$",
-    "uuid": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$",
+    "email": rf"^{_EMAIL_ATOM}(\.{_EMAIL_ATOM})*@({_LABEL}\.)+([A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{1,59}})\z",
+    "uuid": r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\z",
     # 7 to 15 digits (E.164's maximum), with an optional leading '+', and spaces, dots,
     # hyphens, slashes or parentheses between them: '+55 (11) 98765-4321', '555-2368'.
-    "phone": r"^\+?\(?[0-9](\)?[ ./-]{0,2}\(?[0-9]){6,14}$",
-    "integer": r"^[-+]?[0-9]+$",
-    "decimal": rf"^{_NUMBER}$",
-    "number": rf"^{_NUMBER}([eE][-+]?[0-9]+)?$",
-    "percentage": rf"^{_NUMBER} ?%$",
-    "date": rf"^{_DATE}$",
-    "timestamp": rf"^{_DATE}[Tt ]{_TIME}{_ZONE}?$",
-    "ip": rf"^({_IPV4}|{_IPV6_ZONED})$",
-    "ipv4": rf"^{_IPV4}$",
+    "phone": r"^\+?\(?[0-9](\)?[ ./-]{0,2}\(?[0-9]){6,14}\z",
+    "integer": r"^[-+]?[0-9]+\z",
+    "decimal": rf"^{_NUMBER}\z",
+    "number": rf"^{_NUMBER}([eE][-+]?[0-9]+)?\z",
+    "percentage": rf"^{_NUMBER} ?%\z",
+    "date": rf"^{_DATE}\z",
+    "timestamp": rf"^{_DATE}[Tt ]{_TIME}{_ZONE}?\z",
+    "ip": rf"^({_IPV4}|{_IPV6_ZONED})\z",
+    "ipv4": rf"^{_IPV4}\z",
     # A scheme, an optional user, a host name, IPv4 or bracketed IPv6, an optional port, then
-    # anything but whitespace.
+    # anything but whitespace (Java's \s is ASCII only, so the Unicode line terminators are
+    # named too).
     "url": (
-        rf"(?i)^(https?|ftps?|sftp)://([^\s/?#@]+@)?({_HOST}|{_IPV4}|\[({_IPV6})\])"
-        r"(:[0-9]{1,5})?([/?#][^\s]*)?$"
+        rf"(?i)^(https?|ftps?|sftp)://([^\s\x85\u2028\u2029/?#@]+@)?({_HOST}|{_IPV4}|\[({_IPV6})\])"
+        r"(:[0-9]{1,5})?([/?#][^\s\x85\u2028\u2029]*)?\z"
     ),
-    "boolean": r"(?i)^(true|false|yes|no|y|n|t|f|0|1)$",
-    "alphanumeric": r"^[A-Za-z0-9]+$",
+    "boolean": r"(?i)^(true|false|yes|no|y|n|t|f|0|1)\z",
+    "alphanumeric": r"^[A-Za-z0-9]+\z",
     # 13 to 19 digits (every card scheme), optionally grouped by single spaces or hyphens, so
     # both Visa's 4-4-4-4 and American Express's 4-6-5 pass. No Luhn check.
-    "credit_card": r"^[0-9]([ -]?[0-9]){12,18}$",
+    "credit_card": r"^[0-9]([ -]?[0-9]){12,18}\z",
     # Brazilian taxpayer numbers, fully punctuated or bare digits.
-    "cpf": r"^([0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}|[0-9]{11})$",
+    "cpf": r"^([0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}|[0-9]{11})\z",
     # Since July 2026 new CNPJs may carry upper-case letters in their first 12 positions; the
     # two check digits stay numeric.
-    "cnpj": r"^([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}|[0-9A-Z]{12}[0-9]{2})$",
+    "cnpj": r"^([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}|[0-9A-Z]{12}[0-9]{2})\z",
 }
 
 MISSING_PARAMS = {"missing_values": Param(SCALAR_LIST)}
@@ -128,10 +142,22 @@ VALIDITY_PARAMS = {
 # Text that Spark's string-to-double cast accepts without error under ANSI mode.
 _NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"
 # ISO dates and timestamps that Spark's string cast reads the same way Python does (Spark
-# takes a zone only after the seconds).
-DATETIME_TEXT = re.compile(
-    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?)?$"
+# takes a zone only after the seconds). The shape only: '2022-02-30' has it, so Spark reads
+# such text with try-cast semantics (datetime_of_text).
+DATETIME_TEXT = (
+    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?)?\z"
 )
+# The named formats whose values name a calendar day; the regex checks the shape, and a
+# try-cast of the leading yyyy-MM-dd refuses a day the calendar lacks (2023-02-29).
+CALENDAR_FORMATS = ("date", "timestamp")
+
+
+def python_pattern(java: str) -> str:
+    """A pattern of this module for Python's ``re``, which spells the absolute end ``\\Z``."""
+    return java.replace("\\z", "\\Z")
+
+
+_DATETIME_PYTHON = re.compile(python_pattern(DATETIME_TEXT))
 
 
 def validate_validity(params: Mapping[str, Any], rule_type: str) -> None:
@@ -206,9 +232,37 @@ def numeric_text(text: Column) -> Column:
     return F.when(text.rlike(_NUMERIC_TEXT), text.cast("double"))
 
 
+def datetime_of_text(text: Column, type_name: str = "timestamp") -> Column:
+    """``text`` as a ``type_name`` when it is ISO text naming a real instant, else NULL.
+
+    The regex keeps Spark's looser readings out (``'2024'`` and ``'2024-1-5'`` cast to dates);
+    the try-cast turns a day the calendar lacks (``'2022-02-30'``) into NULL instead of a
+    ``CAST_INVALID_INPUT`` that would fail the whole job.
+    """
+    from pyspark.sql import functions as F
+
+    return try_cast(F.when(text.rlike(DATETIME_TEXT), text), type_name)
+
+
+# Spark's widest exact number is decimal(38,0); a bigint literal stops at 2**63 - 1.
+LARGEST_EXACT_NUMBER = 10**38 - 1
+_LONG = range(-(2**63), 2**63)
+
+
+def number_literal(value: Any) -> Column:
+    """A rule number as a Spark literal: a whole number beyond bigint becomes decimal(38,0)
+    (``F.lit`` of one raises a Py4J error). The rule parser refuses numbers of more than 38
+    digits, so every whole number in a rule fits."""
+    from pyspark.sql import functions as F
+
+    if isinstance(value, int) and not isinstance(value, bool) and value not in _LONG:
+        return F.lit(Decimal(value)).cast("decimal(38,0)")
+    return F.lit(value)
+
+
 def is_datetime_text(text: str) -> bool:
     """Whether ``text`` is an ISO date or timestamp (``2024-01-31``, ``2024-01-31 10:00:00``)."""
-    return bool(DATETIME_TEXT.match(text))
+    return bool(_DATETIME_PYTHON.match(text))
 
 
 def _is_number(value: Any) -> bool:
@@ -258,9 +312,11 @@ def _is_in(column: Column, values: Sequence[Any], data_type: DataType | None) ->
         return F.lit(False)
     family = type_family(data_type)
     if family in ("date", "timestamp"):
+        # '2022-02-30' has the shape of a date and is none: try-cast makes it a NULL that
+        # equals nothing, where a plain cast would fail the job.
         target = data_type.simpleString()
-        return column.isin([F.lit(text).cast(target) for text in kept])
-    return column.isin(kept)
+        return column.isin([try_cast(F.lit(text), target) for text in kept])
+    return column.isin([number_literal(value) if _is_number(value) else value for value in kept])
 
 
 # -- conditions --------------------------------------------------------------------------
@@ -306,12 +362,14 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
         valid.append(~_is_in(column, params["invalid_values"], data_type))
     if params.get("valid_format") is not None:
         valid.append(text.rlike(NAMED_FORMATS[params["valid_format"]]))
+        if params["valid_format"] in CALENDAR_FORMATS:
+            valid.append(try_cast(F.substring(text, 1, 10), "date").isNotNull())
     if params.get("valid_regex") is not None:
         valid.append(text.rlike(params["valid_regex"]))
     if params.get("valid_min") is not None:
-        valid.append(number >= F.lit(params["valid_min"]))
+        valid.append(number >= number_literal(params["valid_min"]))
     if params.get("valid_max") is not None:
-        valid.append(number <= F.lit(params["valid_max"]))
+        valid.append(number <= number_literal(params["valid_max"]))
     if params.get("valid_min_length") is not None:
         valid.append(F.length(text) >= params["valid_min_length"])
     if params.get("valid_max_length") is not None:

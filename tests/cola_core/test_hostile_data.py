@@ -1,0 +1,266 @@
+"""Bad data is measured, never a crash: impossible dates, values followed by a line
+terminator, and numbers beyond what a bigint literal holds (issue 10).
+
+Spark 4 runs in ANSI mode, where a plain cast of ``'2022-02-30'`` fails the whole job with
+``CAST_INVALID_INPUT``; every test here ran into such a failure, or into a wrong answer,
+before the checks read text with try-cast semantics and anchored their formats with ``\\z``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from cola_core import CheckResult, Cola
+
+from cola_helpers import refused, run_one
+
+pytestmark = pytest.mark.spark
+
+
+def count_of(df, rule) -> int:
+    return run_one(df, rule).failed_count
+
+
+# -- impossible dates --------------------------------------------------------------------
+
+
+@pytest.fixture
+def text_dates(spark):
+    return spark.createDataFrame(
+        [("2022-02-30",), ("2022-01-05",), ("2021-12-31",), ("not a date",), ("2023-02-29 10:00:00",), (None,)],
+        "d string",
+    )
+
+
+def test_range_with_date_bounds_counts_impossible_dates_as_out_of_range(text_dates):
+    rule = {"type": "range", "column": "d", "min": "2022-01-01", "max": "2023-12-31"}
+    assert run_one(text_dates, rule) == CheckResult(
+        "range", False, "range(d,2022-01-01,2023-12-31): 4 values out of range (between 2022-01-01 and 2023-12-31)",
+        4, code="range(d,2022-01-01,2023-12-31)",
+    )
+    valid, invalid = Cola().split(text_dates, [rule])
+    assert sorted(row.d for row in invalid.collect()) == ["2021-12-31", "2022-02-30", "2023-02-29 10:00:00", "not a date"]
+    assert sorted((row.d or "") for row in valid.collect()) == ["", "2022-01-05"]
+
+
+def test_range_with_a_timestamp_bound_on_impossible_text(text_dates):
+    rule = {"type": "range", "column": "d", "max": "2030-01-01 00:00:00"}
+    assert count_of(text_dates, rule) == 3  # 2022-02-30, 'not a date', 2023-02-29 10:00:00
+
+
+def test_freshness_ignores_impossible_dates(text_dates):
+    result = run_one(text_dates, {"type": "freshness", "column": "d", "must_be": "> 1d"})
+    assert result.passed is True and result.failed_count == 0
+    # The newest real instant is 2022-01-05; 2023-02-29 10:00:00 names no day.
+    newest = dt.datetime(2022, 1, 5, tzinfo=dt.timezone.utc)
+    age = (dt.datetime.now(dt.timezone.utc) - newest).total_seconds()
+    assert result.metric_value == pytest.approx(age, abs=120)
+
+
+def test_freshness_of_only_impossible_dates_measures_nothing(spark):
+    df = spark.createDataFrame([("2022-02-30",), ("2022-13-01",), ("2023-02-29T10:00:00",)], "d string")
+    assert run_one(df, {"type": "freshness", "column": "d", "must_be": "< 1d"}) == CheckResult(
+        "freshness", False, "freshness(d): nothing was measured (d has no timestamps), so must_be (< 1d) is not met",
+        1, code="freshness(d)",
+    )
+
+
+@pytest.fixture
+def typed_dates(spark):
+    return spark.createDataFrame(
+        [(dt.date(2022, 1, 5), dt.datetime(2022, 1, 5, 10)), (dt.date(2022, 3, 1), dt.datetime(2022, 3, 1)), (None, None)],
+        "d date, ts timestamp",
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "invalid"),
+    [
+        ("d", ["2022-01-05", "2022-02-30"], 1),
+        ("d", ["2022-02-30"], 2),
+        ("ts", ["2022-01-05 10:00:00", "2023-02-29 10:00:00"], 1),
+        ("ts", ["2022-02-30T00:00:00"], 2),
+    ],
+)
+def test_valid_values_on_date_columns_ignore_impossible_rule_dates(typed_dates, column, values, invalid):
+    rule = {"type": "invalid_count", "column": column, "valid_values": values, "must_be": "= 0"}
+    assert count_of(typed_dates, rule) == invalid
+
+
+@pytest.mark.parametrize(("column", "values"), [("d", ["2022-02-30", "2022-03-01"]), ("ts", ["2022-02-30 00:00:00"])])
+def test_missing_values_on_date_columns_ignore_impossible_rule_dates(typed_dates, column, values):
+    rule = {"type": "missing_count", "column": column, "missing_values": values, "must_be": "= 0"}
+    # NULL is missing; '2022-03-01' is too on the date column, and '2022-02-30' matches nothing.
+    assert count_of(typed_dates, rule) == (2 if column == "d" else 1)
+
+
+def test_castable_to_date_counts_impossible_dates(text_dates):
+    assert count_of(text_dates, {"type": "castable", "column": "d", "to": "date"}) == 3
+
+
+@pytest.mark.parametrize(
+    ("fmt", "values", "invalid"),
+    [
+        ("date", ["2024-02-29", "2022-02-30", "2023-02-29", "2022-13-01", "2022-04-31", "2022-04-30"], 4),
+        (
+            "timestamp",
+            ["2024-02-29 23:59:59", "2022-02-30 10:00:00", "2023-02-29T00:00:00Z", "2022-06-31T10:00+05:30",
+             "2022-06-30T10:00+05:30"],
+            3,
+        ),
+    ],
+)
+def test_calendar_formats_refuse_impossible_dates(spark, fmt, values, invalid):
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    assert count_of(df, {"type": "invalid_count", "column": "v", "valid_format": fmt, "must_be": "= 0"}) == invalid
+
+
+# -- trailing line terminators -----------------------------------------------------------
+
+# One value each format accepts; every named format must be here (see the test below).
+ACCEPTED = {
+    "email": "user@example.com",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "phone": "+55 (11) 98765-4321",
+    "integer": "42",
+    "decimal": "3.14",
+    "number": "1e-3",
+    "percentage": "12%",
+    "date": "2024-02-29",
+    "timestamp": "2024-01-31 23:59:59",
+    "ip": "192.168.1.1",
+    "ipv4": "10.0.0.255",
+    "url": "https://example.com/a",
+    "boolean": "true",
+    "alphanumeric": "abc123",
+    "credit_card": "4111 1111 1111 1111",
+    "cpf": "123.456.789-09",
+    "cnpj": "12.345.678/0001-95",
+}
+# Every line terminator Java's '$' matches just before, at the end of the text.
+TERMINATORS = ["\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029"]
+
+
+def test_every_named_format_is_probed_for_line_terminators():
+    from cola_core.checks.validity import NAMED_FORMATS
+
+    assert sorted(ACCEPTED) == sorted(NAMED_FORMATS)
+
+
+@pytest.mark.parametrize("fmt", sorted(ACCEPTED))
+def test_named_formats_refuse_a_trailing_line_terminator(spark, fmt):
+    values = [ACCEPTED[fmt], *(ACCEPTED[fmt] + ending for ending in TERMINATORS)]
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    rule = {"type": "invalid_count", "column": "v", "valid_format": fmt, "must_be": "= 0"}
+    valid, invalid = Cola().split(df, [rule])
+    assert [row.v for row in valid.collect()] == [ACCEPTED[fmt]]
+    assert sorted(row.v for row in invalid.collect()) == sorted(values[1:])
+    assert count_of(df, rule) == len(TERMINATORS)
+
+
+def test_a_user_pattern_anchored_with_backslash_z_refuses_a_trailing_terminator(spark):
+    df = spark.createDataFrame([("abc",), ("abc\n",), ("abc\r\n",), ("x\r",)], "v string")
+    # '$' lets 'abc\n' and 'abc\r\n' through, exactly as Java documents; '\z' does not.
+    assert count_of(df, {"type": "regex", "column": "v", "pattern": "^[a-z]+$"}) == 0
+    assert count_of(df, {"type": "regex", "column": "v", "pattern": r"^[a-z]+\z"}) == 3
+    assert count_of(df, {"type": "invalid_count", "column": "v", "valid_regex": r"^[a-z]+\z", "must_be": "= 0"}) == 3
+
+
+# -- numbers beyond a bigint -------------------------------------------------------------
+
+
+@pytest.fixture
+def longs(spark):
+    return spark.createDataFrame([(2**63 - 1,), (-(2**63),), (0,), (None,)], "n bigint")
+
+
+@pytest.mark.parametrize(
+    ("bounds", "failed"),
+    [
+        ({"min": 2**63}, 3),
+        ({"max": 2**63}, 0),
+        ({"min": -(2**63) - 1}, 0),
+        ({"max": -(2**63) - 1}, 3),
+        ({"min": -(10**38) + 1, "max": 10**38 - 1}, 0),
+        ({"min": 2**63 - 1, "max": 2**64}, 2),
+        ({"max": 1e300}, 0),
+        ({"min": -1e300, "max": -1e299}, 3),
+    ],
+)
+def test_range_bounds_beyond_bigint_compare_exactly(longs, bounds, failed):
+    assert count_of(longs, {"type": "range", "column": "n", **bounds}) == failed
+
+
+def test_a_range_bound_beyond_bigint_reads_in_the_message(longs):
+    assert run_one(longs, {"type": "range", "column": "n", "min": 2**63}) == CheckResult(
+        "range", False, "range(n,9223372036854775808,): 3 values out of range (>= 9223372036854775808)", 3,
+        code="range(n,9223372036854775808,)",
+    )
+
+
+def test_huge_bounds_on_decimal_and_string_columns(spark):
+    df = spark.createDataFrame(
+        [(Decimal(2**64 + 1), str(2**64 + 1)), (Decimal(2**64), str(2**64)), (Decimal(1), "1")], "d decimal(38,0), s string"
+    )
+    assert count_of(df, {"type": "range", "column": "d", "max": 2**64}) == 1
+    assert count_of(df, {"type": "range", "column": "d", "min": 2**64}) == 1
+    # Numbers held as text are read as doubles, so 2**64 + 1 is 2**64 there.
+    assert count_of(df, {"type": "range", "column": "s", "min": 2**64}) == 1
+
+
+@pytest.mark.parametrize(
+    ("settings", "invalid"),
+    [
+        ({"valid_max": 2**63 - 1}, 0),
+        ({"valid_min": -(2**63), "valid_max": -1}, 2),
+        ({"valid_values": [2**63 - 1, 0]}, 1),
+        ({"invalid_values": [-(2**63)]}, 1),
+    ],
+)
+def test_validity_numbers_at_the_bigint_limits(longs, settings, invalid):
+    rule = {"type": "invalid_count", "column": "n", "must_be": "= 0", **settings}
+    assert count_of(longs, rule) == invalid
+
+
+@pytest.mark.parametrize(("key", "value"), [("valid_min", 2**63), ("valid_max", -(2**63) - 1)])
+def test_validity_bounds_beyond_bigint_are_rule_errors(key, value):
+    rule = {"type": "invalid_count", "column": "n", "must_be": "= 0", key: value}
+    assert refused(rule) == (
+        f"rules[0] (invalid_count): '{key}' is {value}, outside the 64-bit range Spark takes for it "
+        "(-9223372036854775808 to 9223372036854775807)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            {"type": "range", "column": "n", "min": 10**38},
+            "rules[0] (range): 'min' is a whole number of more than 38 digits; no Spark type holds it "
+            "(the widest, a decimal, has 38 digits)",
+        ),
+        (
+            {"type": "range", "column": "n", "max": -(10**5000)},
+            "rules[0] (range): 'max' is a whole number of more than 38 digits; no Spark type holds it "
+            "(the widest, a decimal, has 38 digits)",
+        ),
+        ({"type": "range", "column": "n", "max": float("nan")}, "rules[0] (range): 'max' is nan; a number in a rule must be finite"),
+        ({"type": "range", "column": "n", "min": float("inf")}, "rules[0] (range): 'min' is inf; a number in a rule must be finite"),
+        (
+            {"type": "invalid_count", "column": "n", "valid_max": float("-inf"), "must_be": "= 0"},
+            "rules[0] (invalid_count): 'valid_max' is -inf; a number in a rule must be finite",
+        ),
+    ],
+)
+def test_numbers_spark_cannot_take_are_rule_errors(rule, message):
+    assert refused(rule) == message
+
+
+def test_a_json_1e400_bound_is_refused_as_infinite():
+    import json
+
+    rule = json.loads('{"type": "range", "column": "n", "max": 1e400}')
+    assert refused(rule) == "rules[0] (range): 'max' is inf; a number in a rule must be finite"
