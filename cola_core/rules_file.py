@@ -1,15 +1,42 @@
-"""Reading a rule block from a JSON or YAML file, with the line and column of any syntax error."""
+"""Reading a rule block from a JSON or YAML file, with the line and column of any syntax error.
+
+Rules files are edited by people with no shell on the cluster, so every way a file can be
+wrong is a :class:`ColaError` that names the file, never a raw Python error: bytes that are
+not UTF-8, more than :data:`MAX_RULES_FILE_BYTES`, numbers no Spark type holds (JSON's
+``NaN``/``Infinity``, 5,000-digit integers, which Python itself refuses to convert), nesting
+too deep to parse, YAML aliases that loop or multiply ("billion laughs"), impossible YAML
+dates, and a top level that is not a list of rules. The loaded block goes through the same
+structure pre-pass as ``Cola.parse`` (see ``cola_core._structure``).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn
 
-from cola_core.errors import ColaError
+from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, check_structure
+from cola_core.errors import ColaError, ColaRuleError
 
-__all__ = ["read_rules_file"]
+__all__ = ["MAX_RULES_FILE_BYTES", "read_rules_file"]
+
+# A large real block (thousands of rules, or long value lists) is a few hundred kilobytes.
+# The bound keeps a mistaken path (a data file, /dev/zero) from filling the driver's memory.
+MAX_RULES_FILE_BYTES = 8 * 1024 * 1024
+
+# Characters shown either side of the caret when the line at fault is long.
+_CARET_WINDOW = 40
+_LIST_HINT = "a list of rules, or an object whose only key is 'rules'"
+
+
+class _FileNumberError(ValueError):
+    """A number the JSON hooks refuse; carries the text as written, to point at it."""
+
+    def __init__(self, written: str, problem: str) -> None:
+        super().__init__(problem)
+        self.written = written
+        self.problem = problem
 
 
 def read_rules_file(path: str | os.PathLike[str]) -> Any:
@@ -19,33 +46,99 @@ def read_rules_file(path: str | os.PathLike[str]) -> Any:
     themselves are validated later, by ``Cola.parse``.
 
     Raises:
-        ColaError: when the file cannot be read or is not valid JSON/YAML (the message gives
-            the line and column, and shows the line with a caret under the problem).
+        ColaError: when the file cannot be read, is not UTF-8 text of at most
+            :data:`MAX_RULES_FILE_BYTES`, is not valid JSON/YAML (the message gives the line and
+            column, and shows the line with a caret under the problem), or does not hold a
+            bounded list of plain values.
     """
     name = os.fspath(path)
-    try:
-        text = Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ColaError(f"cannot read rules file {name!r}: {error}") from error
-    if name.lower().endswith((".yaml", ".yml")):
-        data = _load_yaml(text, name)
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ColaError(
-                f"rules file {name!r} is not valid JSON: {error.msg} "
-                f"(line {error.lineno}, column {error.colno})\n{_caret(text, error.lineno, error.colno)}"
-            ) from error
+    text = _read_text(name)
+    data = _load_yaml(text, name) if name.lower().endswith((".yaml", ".yml")) else _load_json(text, name)
     if isinstance(data, Mapping):
-        extra = sorted(set(data) - {"rules"})
+        extra = sorted(set(map(str, data)) - {"rules"})
         if "rules" not in data or extra:
             raise ColaError(
-                f"rules file {name!r} holds an object; it must be a list of rules, or an object whose "
-                f"only key is 'rules' (found keys: {', '.join(map(str, data)) or 'none'})"
+                f"rules file {name!r} holds an object; it must be {_LIST_HINT} "
+                f"(found keys: {', '.join(map(str, data)) or 'none'})"
             )
         data = data["rules"]
+    if not isinstance(data, list):
+        held = "nothing" if data is None else _a(_type_word(data))
+        raise ColaError(f"rules file {name!r} holds {held}; it must be {_LIST_HINT}")
+    try:
+        check_structure(data)
+    except ColaRuleError as error:
+        raise ColaError(f"rules file {name!r}: {error}") from error
     return data
+
+
+def _read_text(name: str) -> str:
+    try:
+        with open(name, "rb") as handle:
+            raw = handle.read(MAX_RULES_FILE_BYTES + 1)
+    except OSError as error:
+        raise ColaError(f"cannot read rules file {name!r}: {error}") from error
+    if len(raw) > MAX_RULES_FILE_BYTES:
+        raise ColaError(
+            f"rules file {name!r} is larger than {MAX_RULES_FILE_BYTES // (1024 * 1024)} MiB; "
+            "a rules file holds rules, not data (split a very large block into several files)"
+        )
+    try:
+        # utf-8-sig: editors on Windows often start a UTF-8 file with a byte order mark.
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ColaError(
+            f"rules file {name!r} is not UTF-8 text: byte 0x{raw[error.start]:02x} at offset {error.start} "
+            f"(line {line}) cannot be decoded; save the file as UTF-8"
+        ) from error
+
+
+def _load_json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except json.JSONDecodeError as error:
+        raise ColaError(
+            f"rules file {name!r} is not valid JSON: {error.msg} "
+            f"(line {error.lineno}, column {error.colno})\n{_caret(text, error.lineno, error.colno)}"
+        ) from error
+    except _FileNumberError as error:
+        _refuse_number(text, name, error)
+    except RecursionError as error:
+        raise ColaError(_too_deep(name)) from error
+
+
+def _json_int(written: str) -> int:
+    digits = len(written.lstrip("-"))
+    if digits > MAX_NUMBER_DIGITS:
+        # int() itself refuses beyond 4,300 digits; no Spark type holds more than 38 anyway.
+        raise _FileNumberError(
+            written, f"a whole number of {digits} digits; a number in a rule has at most {MAX_NUMBER_DIGITS}"
+        )
+    return int(written)
+
+
+def _json_float(written: str) -> float:
+    number = float(written)
+    if number in (float("inf"), float("-inf")):
+        raise _FileNumberError(
+            written, f"{_cut(written)}, which is beyond the largest double; a number in a rule must be finite"
+        )
+    return number
+
+
+def _json_constant(written: str) -> NoReturn:
+    raise _FileNumberError(written, f"{written}, which is not a JSON number; a number in a rule must be finite")
+
+
+def _refuse_number(text: str, name: str, error: _FileNumberError) -> NoReturn:
+    where = ""
+    offset = text.find(error.written)  # the hooks get no position; the first occurrence is a fair pointer
+    if offset >= 0:
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        where = f" (line {line}, column {column})\n{_caret(text, line, column)}"
+    raise ColaError(f"rules file {name!r} holds {error.problem}{where}") from error
 
 
 def _load_yaml(text: str, name: str) -> Any:
@@ -57,7 +150,7 @@ def _load_yaml(text: str, name: str) -> Any:
             "(or airflow-provider-cola[yaml]), or write the rules as JSON"
         ) from error
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_rules_loader(yaml))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)
@@ -68,9 +161,70 @@ def _load_yaml(text: str, name: str) -> Any:
             f"rules file {name!r} is not valid YAML: {problem} (line {line}, column {column})\n"
             f"{_caret(text, line, column)}"
         ) from error
+    except RecursionError as error:
+        raise ColaError(_too_deep(name)) from error
+
+
+def _rules_loader(yaml: Any) -> type:
+    """PyYAML's SafeLoader, whose number and date constructors fail as YAML errors with a mark.
+
+    The stock ones raise a bare ValueError for an int of more than 4,300 digits or for an
+    impossible date such as 2022-02-30, with no line to point at.
+    """
+
+    class RulesLoader(yaml.SafeLoader):  # type: ignore[misc, name-defined]
+        pass
+
+    def bounded_int(loader: Any, node: Any) -> int:
+        digits = sum(character.isdigit() for character in node.value)
+        if digits > MAX_NUMBER_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                f"found a whole number of {digits} digits; a number in a rule has at most {MAX_NUMBER_DIGITS}",
+                node.start_mark,
+            )
+        return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[no-any-return]
+
+    def checked_timestamp(loader: Any, node: Any) -> Any:
+        try:
+            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+        except ValueError as error:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"found an impossible date or time {node.value!r} ({error})", node.start_mark
+            ) from error
+
+    RulesLoader.add_constructor("tag:yaml.org,2002:int", bounded_int)
+    RulesLoader.add_constructor("tag:yaml.org,2002:timestamp", checked_timestamp)
+    return RulesLoader
+
+
+def _too_deep(name: str) -> str:
+    return (f"rules file {name!r} nests too deep to read (a rule is an object of parameters, "
+            f"at most {MAX_DEPTH} levels deep)")
+
+
+def _type_word(value: Any) -> str:
+    words = {str: "text", bool: "a boolean", int: "number", float: "number", dict: "object"}
+    return words.get(type(value), type(value).__name__)
+
+
+def _a(word: str) -> str:
+    if word.startswith("a "):
+        return word
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def _cut(written: str) -> str:
+    return written if len(written) <= 40 else f"{written[:40]}..."
 
 
 def _caret(text: str, line: int, column: int) -> str:
     lines = text.splitlines() or [""]
     shown = lines[min(line, len(lines)) - 1]
+    if len(shown) > 2 * _CARET_WINDOW:
+        # A minified file, or a 5,000-digit number, is one huge line: show the part around the caret.
+        start = max(column - 1 - _CARET_WINDOW, 0)
+        cut = shown[start : column - 1 + _CARET_WINDOW]
+        shown = ("..." if start else "") + cut + ("..." if start + len(cut) < len(shown) else "")
+        column = column - start + (3 if start else 0)
     return f"    {shown}\n    {' ' * (column - 1)}^"

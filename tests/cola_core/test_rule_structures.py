@@ -1,5 +1,6 @@
 """The structure pre-pass: a rule block that is not plain, bounded, finite data is a
-ColaRuleError naming the rule by position and type, in pure Python (issue 10).
+ColaRuleError naming the rule by position and type, in pure Python, and a broken rules file
+is a ColaError naming the file (issue 10).
 
 Before it, these gave TypeError, ValueError (Python's 4,300-digit limit on int/str
 conversion) and RecursionError, or passed parsing and failed inside a Spark job.
@@ -14,6 +15,8 @@ from decimal import Decimal
 import pytest
 
 from cola_core import Cola, ColaRuleError
+from cola_core.errors import ColaError
+from cola_core.rules_file import MAX_RULES_FILE_BYTES, read_rules_file
 from cola_core._params import LONG_RANGE, NUMBER, SCALAR_LIST, WHOLE
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_TEXT_LENGTH, MAX_VALUES
 
@@ -192,3 +195,92 @@ def test_kinds_refuse_whole_numbers_beyond_64_bits_on_their_own():
     assert WHOLE.accepts(LONG_RANGE[1]) and not WHOLE.accepts(LONG_RANGE[1] + 1)
     assert SCALAR_LIST.accepts([1, "a"]) and not SCALAR_LIST.accepts([2**63]) and not SCALAR_LIST.accepts([float("nan")])
     assert NUMBER.accepts(1.5e308) and not NUMBER.accepts(float("inf"))
+
+
+# -- rules files ----------------------------------------------------------------------------
+
+RULES_FILE_HINT = "it must be a list of rules, or an object whose only key is 'rules'"
+
+
+def _alias_bomb() -> str:
+    """YAML's "billion laughs": nine rules, each repeating the one before nine times."""
+    lines = ["- {type: values_present, column: x, values: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]}"]
+    for previous, anchor in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"- {{type: values_present, column: x, values: &{anchor} [{', '.join(['*' + previous] * 9)}]}}")
+    return "\n".join(lines) + "\n"
+
+
+FILES = [
+    ("latin1.json", b'[{"type": "not_null", "columns": ["caf\xe9"]}]',
+     "is not UTF-8 text: byte 0xe9 at offset 38 (line 1) cannot be decoded; save the file as UTF-8"),
+    ("utf16.yaml", "- {type: row_count}\n".encode("utf-16"),
+     "is not UTF-8 text: byte 0xff at offset 0 (line 1) cannot be decoded; save the file as UTF-8"),
+    ("deep.json", "[" * 100_000 + "]" * 100_000,
+     "nests too deep to read (a rule is an object of parameters, at most 32 levels deep)"),
+    ("deep.yaml", "[" * 100_000 + "]" * 100_000,
+     "nests too deep to read (a rule is an object of parameters, at most 32 levels deep)"),
+    ("deep40.json", '[{"type": "not_null", "columns": ' + "[" * 40 + "]" * 40 + "}]",
+     f": rules[0] (not_null): 'columns[0][0][0][0][0][0][0]...' {DEEP}"),
+    ("cycle.yaml", "- &rule {type: not_null, columns: *rule}\n", f": rules[0] (not_null): 'columns' {CYCLE}"),
+    ("cycle_list.yaml", "- {type: not_null, columns: &c [id, *c]}\n", f": rules[0] (not_null): 'columns[1]' {CYCLE}"),
+    ("bomb.yaml", _alias_bomb(),
+     f": rules[6] (values_present): the block holds more than {MAX_VALUES} values (lists, objects and scalars, "
+     "counted each time an alias repeats them); split it into smaller blocks"),
+    ("digits.json", '[{"type": "row_count", "min": ' + "9" * 5000 + "}]",
+     "holds a whole number of 5000 digits; a number in a rule has at most 38 (line 1, column 31)\n"
+     '    [{"type": "row_count", "min": ' + "9" * 40 + "...\n"
+     + " " * 34 + "^"),
+    ("digits.yaml", "- {type: row_count, min: " + "9" * 5000 + "}\n",
+     "is not valid YAML: found a whole number of 5000 digits; a number in a rule has at most 38 (line 1, column 26)\n"
+     "    - {type: row_count, min: " + "9" * 40 + "...\n"
+     + " " * 29 + "^"),
+    ("nan.json", '[{"type": "row_count", "must_be": NaN}]',
+     "holds NaN, which is not a JSON number; a number in a rule must be finite (line 1, column 35)\n"
+     '    [{"type": "row_count", "must_be": NaN}]\n' + " " * 38 + "^"),
+    ("infinity.json", '[{"type": "row_count", "must_be": -Infinity}]',
+     "holds -Infinity, which is not a JSON number; a number in a rule must be finite (line 1, column 35)\n"
+     '    [{"type": "row_count", "must_be": -Infinity}]\n' + " " * 38 + "^"),
+    ("overflow.json", '[{"type": "row_count", "must_be": 1e400}]',
+     "holds 1e400, which is beyond the largest double; a number in a rule must be finite (line 1, column 35)\n"
+     '    [{"type": "row_count", "must_be": 1e400}]\n' + " " * 38 + "^"),
+    ("inf.yaml", "- {type: row_count, must_be: .inf}\n", f": rules[0] (row_count): 'must_be' is inf; {FINITE}"),
+    ("date.yaml", "- {type: range, column: d, min: 2022-02-30}\n",
+     "is not valid YAML: found an impossible date or time '2022-02-30' (day is out of range for month) "
+     "(line 1, column 33)\n    - {type: range, column: d, min: 2022-02-30}\n" + " " * 36 + "^"),
+    ("key.yaml", "- {type: not_null, 1: x}\n", f": rules[0] (not_null): the rule has a key that is not a string: 1 (int); {KEYS}"),
+    ("binary.yaml", "- {type: not_null, columns: [!!binary aGVsbG8=]}\n",
+     f": rules[0] (not_null): 'columns[0]' is a bytes, which a rule cannot hold; {ALLOWED}"),
+    ("number.json", "5", f"holds a number; {RULES_FILE_HINT}"),
+    ("text.json", '"not_null"', f"holds a text; {RULES_FILE_HINT}"),
+    ("null.json", "null", f"holds nothing; {RULES_FILE_HINT}"),
+    ("empty.yaml", "", f"holds nothing; {RULES_FILE_HINT}"),
+    ("wrapped.json", '{"rules": {"type": "row_count"}}', f"holds an object; {RULES_FILE_HINT}"),
+    ("mixed_keys.yaml", "{1: x, rules: []}\n", f"holds an object; {RULES_FILE_HINT} (found keys: 1, rules)"),
+]
+
+
+@pytest.mark.parametrize(("file_name", "content", "problem"), FILES, ids=[case[0] for case in FILES])
+def test_every_broken_rules_file_is_a_cola_error_naming_the_file(tmp_path, file_name, content, problem):
+    path = tmp_path / file_name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ColaError) as raised:
+        read_rules_file(path)
+    separator = "" if problem.startswith(":") else " "
+    assert str(raised.value) == f"rules file {str(path)!r}{separator}{problem}"
+
+
+def test_a_rules_file_over_the_size_bound_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_bytes(b"[" + b" " * MAX_RULES_FILE_BYTES + b"]")
+    with pytest.raises(ColaError) as raised:
+        read_rules_file(path)
+    assert str(raised.value) == (
+        f"rules file {str(path)!r} is larger than 8 MiB; a rules file holds rules, not data "
+        "(split a very large block into several files)"
+    )
+
+
+def test_a_utf8_byte_order_mark_and_38_digit_numbers_are_fine(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes('\ufeff[{"type": "row_count", "min": 1, "max": 9223372036854775807, "name": "café"}]'.encode())
+    assert read_rules_file(path) == [{"type": "row_count", "min": 1, "max": 2**63 - 1, "name": "café"}]
