@@ -35,6 +35,7 @@ from cola_core.io import (
 )
 from cola_core.registry import load_checks
 from cola_core.report import render_table, summarise, write_report
+from cola_core.sqlguard import allowing_outside_access
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,6 +88,11 @@ def _common_arguments() -> argparse.ArgumentParser:
     common.add_argument(
         "--checks", action="append", default=[], metavar="PACKAGE",
         help="import this package of custom checks (@register_check) before reading the rules (repeatable)",
+    )
+    common.add_argument(
+        "--allow-external-access", action="store_true",
+        help="let the rules' SQL call JVM functions (reflect, java_method) and read files through "
+        "path relations; only for trusted rules (see the README's Security model)",
     )
     source = common.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="PATH", help="a file or folder to read")
@@ -169,6 +175,12 @@ def _run(args: argparse.Namespace) -> int:
     if results_path is not None:
         # A results file left by an earlier run must never pass for this run's, if this one fails.
         _remove_stale(results_path)
+    # The source query is checked under the same switch as the rules' SQL.
+    with allowing_outside_access(args.allow_external_access):
+        return _run_in_scope(args, results_path)
+
+
+def _run_in_scope(args: argparse.Namespace, results_path: Path | None) -> int:
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
     source = parse_source(_source_config(args))
     report = _output_argument(args.report, "--report") if args.report else None
@@ -178,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     rules = read_rules_file(args.rules)
     for package in args.checks:
         load_checks(package)
-    cola = Cola()
+    cola = Cola(allow_external_access=args.allow_external_access)
     checks = cola.parse(rules)
     failed_rows_outputs = [parse_output(check.params["output"]) for check in checks if _writes_failed_rows(check)]
 

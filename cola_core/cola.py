@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ContextManager, Mapping, Sequence
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
@@ -12,6 +12,7 @@ from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
 from cola_core.samples import attach_samples, checked_samples
 from cola_core.split import ColaSplit, split_block
+from cola_core.sqlguard import allowing_outside_access
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -27,15 +28,27 @@ class Cola:
             checks from the ``cola_core.checks`` entry-point group, and ``@register_check`` ones.
         distinct_strategy: ``"separate"`` (default) computes each distinct column set in its own
             aggregation; ``"inline"`` folds it into the block's single agg. See ``planner``.
+        allow_external_access: let the rules' SQL text reach outside the data: call JVM
+            functions (``reflect``, ``java_method``), read files through path relations
+            (```json.`/path` ```), use ``${...}`` substitution and script transformation.
+            Off by default; turn it on only for rules whose authors you trust with the
+            cluster. See the README's "Security model" and ``cola_core.sqlguard``.
     """
 
     def __init__(
-        self, checks: Mapping[str, type[BaseCheck]] | None = None, *, distinct_strategy: str = "separate"
+        self,
+        checks: Mapping[str, type[BaseCheck]] | None = None,
+        *,
+        distinct_strategy: str = "separate",
+        allow_external_access: bool = False,
     ) -> None:
         if distinct_strategy not in DISTINCT_STRATEGIES:
             raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
         self._registry: dict[str, type[BaseCheck]] = {}
         self.distinct_strategy = distinct_strategy
+        if not isinstance(allow_external_access, bool):
+            raise ColaError(f"allow_external_access must be true or false, got {allow_external_access!r}")
+        self.allow_external_access = allow_external_access
         for name, cls in (default_checks() if checks is None else checks).items():
             self.register(name, cls)
 
@@ -55,7 +68,13 @@ class Cola:
 
     def parse(self, rules: Any) -> list[BaseCheck]:
         """Validate a rule block without touching Spark; raises ``ColaRuleError``."""
-        return parse_rules(rules, self._registry)
+        with self.sql_scope():
+            return parse_rules(rules, self._registry)
+
+    def sql_scope(self) -> ContextManager[None]:
+        """The context in which this engine's SQL checks run (see ``allow_external_access``);
+        callers that read sources for it (the CLI, references) check their queries inside it."""
+        return allowing_outside_access(self.allow_external_access)
 
     def run(self, df: DataFrame, rules: Any, samples: int = 0) -> list[CheckResult]:
         """One result per rule (after ``targets`` expansion), in order. Never raises for a
@@ -66,9 +85,10 @@ class Cola:
                 row-level rule are put on ``result.samples``, collected in one extra job.
         """
         checked_samples(samples)
-        checks = self.parse(rules)
-        results = run_block(df, checks, self.distinct_strategy)
-        return attach_samples(df, checks, results, samples) if samples else results
+        with self.sql_scope():
+            checks = self.parse(rules)
+            results = run_block(df, checks, self.distinct_strategy)
+            return attach_samples(df, checks, results, samples) if samples else results
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None
@@ -82,4 +102,5 @@ class Cola:
             quarantine_key: columns naming an entity, e.g. ``["order_id"]``: every row sharing a
                 key with a rejected row is rejected too (code ``quarantine_key(order_id)``).
         """
-        return split_block(df, self.parse(rules), annotate, quarantine_key)
+        with self.sql_scope():
+            return split_block(df, self.parse(rules), annotate, quarantine_key)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cola_core.errors import ColaOutputError, ColaRuleError, ColaSourceError
 from cola_core.rules_file import read_rules_file  # re-exported: callers read sources and rules together
+from cola_core.sqlguard import check_query, spark_parse_problem
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -202,11 +203,8 @@ def _parse_options(options: Any, error: type, what: str) -> dict[str, str]:
 
 
 def _check_read_only_query(query: str) -> None:
-    # Imported here: cola_core.checks imports this module (for a sql rule's output).
-    from cola_core.checks.sql import check_read_only
-
     try:
-        check_read_only(query, "query")
+        check_query(query, "query")
     except ColaRuleError as error:
         raise ColaSourceError(f"source {error.reason}") from error
 
@@ -227,6 +225,11 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
         local = _local_path(spark, spec.path)
         if local is not None and not _GLOB_CHARACTERS & set(local) and not os.path.exists(local):
             raise ColaSourceError(f"input path {spec.path!r} does not exist")
+    if spec.query is not None:
+        # Spark's parser confirms what the lexer found: a query, so spark.sql runs nothing.
+        problem = spark_parse_problem(spark, spec.query)
+        if problem is not None:
+            raise ColaSourceError(f"cannot read the query: {problem}")
     try:
         if spec.path is not None:
             return spark.read.format(spec.format).options(**spec.options).load(spec.path)

@@ -30,6 +30,7 @@ from cola_core._columns import column_of, scope_column
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
+from cola_core.sqlguard import confirm_query, nondeterministic_calls
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -99,23 +100,69 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
 
 
 def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
-    """Have Spark analyse every ``where`` and ``expression`` (no job), so that a condition
-    naming a missing column is a rule error before the scan rather than a failed job."""
+    """Have Spark analyse every ``where`` and ``expression`` and parse every ``sql`` query
+    (no job), so that a rule Spark cannot run is a rule error before the scan, not a failed job.
+
+    A condition must be boolean, deterministic and free of aggregates and windows: it decides
+    row by row, and the scan and the split must reach the same decision for a row.
+    """
+    for check in checks:
+        try:
+            for condition in check.conditions():
+                _ensure_condition(df, condition)
+            for key, query in check.queries():
+                confirm_query(df.sparkSession, query, key)
+        except ColaRuleError as error:
+            raise error.located(position=check.position, rule_type=check.rule_type, target=check.target) from None
+
+
+def _ensure_condition(df: DataFrame, condition: str) -> None:
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
 
-    for check in checks:
-        for condition in check.conditions():
-            try:
-                df.select(F.expr(condition).alias("condition")).schema
-            except PySparkException as error:
-                first_line = str(error).strip().splitlines()[0]
-                raise ColaRuleError(
-                    f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line}",
-                    position=check.position,
-                    rule_type=check.rule_type,
-                    target=check.target,
-                ) from error
+    called = nondeterministic_calls(condition)
+    if called:
+        raise ColaRuleError(
+            f"{condition!r} calls {called[0]}(), which gives another answer each time it runs; "
+            "a condition must decide the same way for a row every time"
+        )
+    try:
+        # Spark refuses aggregates and window functions in a WHERE, and a condition that
+        # is not boolean, all without running a job.
+        filtered = df.where(F.expr(condition))
+        data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
+    except PySparkException as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line}") from error
+    if not isinstance(data_type, BooleanType):
+        raise ColaRuleError(
+            f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
+            "write a condition such as \"amount > 0\""
+        )
+    if not _deterministic(filtered):
+        raise ColaRuleError(
+            f"{condition!r} is not deterministic (it may call a nondeterministic function); "
+            "a condition must decide the same way for a row every time"
+        )
+
+
+def _deterministic(filtered: DataFrame) -> bool:
+    """Whether the analysed filter condition is deterministic, as Spark itself judges it.
+
+    This reaches the JVM's plan, which only a classic session has; over Spark Connect the
+    names in :data:`cola_core.sqlguard.NONDETERMINISTIC_FUNCTIONS` are the check.
+    """
+    jdf = getattr(filtered, "_jdf", None)
+    if jdf is None:
+        return True
+    try:
+        plan = jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "Filter":
+            return True
+        return bool(plan.condition().deterministic())
+    except Exception:  # a plan of another shape: the name list already had its say
+        return True
 
 
 def prepare_all(df: DataFrame, checks: Sequence[BaseCheck]) -> DataFrame:

@@ -89,6 +89,11 @@ class BaseCheck:
         """SQL conditions the rule evaluates; the planner has Spark analyse them before any job."""
         return [self.where] if self.where is not None else []
 
+    def queries(self) -> list[tuple[str, str]]:
+        """SQL queries the rule runs, as ``(key, text)``; the planner has Spark's parser
+        confirm each is a query (not a command) before any job."""
+        return []
+
     def columns_used(self, df: DataFrame) -> Sequence[str]:
         """Columns the rule reads; the planner checks they exist before any Spark work."""
         used: list[str] = []

@@ -7,13 +7,21 @@ Two modes, one per rule:
   rows are on ``result.failed_rows``. With an ``output`` config, a failing rule also writes
   them there (through ``cola_core.io.write_output``, like every output of the product).
 
-The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement,
-because ``spark.sql`` executes DDL and DML the moment it is called.
+The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement
+(``cola_core.sqlguard``), because ``spark.sql`` executes DDL and DML the moment it is called;
+Spark's own parser confirms it before the query runs.
+
+The rule's ``view_name`` is the name the query uses for the DataFrame. The DataFrame is
+registered under a fresh name of its own, and the query's references to ``view_name`` are
+rewritten to it, so a rule never replaces a view or table the user has, and two blocks
+running at once in one session never see each other's data. The view is dropped after the
+query is analysed: the DataFrames the rule returns hold the resolved plan.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cola_core._params import MAPPING, STRING, Param
@@ -21,6 +29,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaOutputError, ColaRuleError
 from cola_core.io import parse_output, write_output
 from cola_core.result import CheckResult
+from cola_core.sqlguard import check_query, confirm_query, rename_relation
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -29,37 +38,9 @@ __all__ = ["DEFAULT_VIEW", "SqlCheck", "check_read_only"]
 
 DEFAULT_VIEW = "_validation_df"
 
-_LITERALS = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`", re.DOTALL)
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
-_WRITE_KEYWORDS = (
-    # The statement must start with SELECT or WITH; these catch a write hidden after a CTE.
-    "ALTER CACHE CREATE DELETE DROP GRANT INSERT LOAD MERGE MSCK REFRESH REVOKE TRUNCATE UNCACHE UPDATE"
-).split()
-_WRITE_PATTERN = re.compile(r"\b(" + "|".join(_WRITE_KEYWORDS) + r")\b", re.IGNORECASE)
 _VIEW_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def check_read_only(sql: str, key: str) -> None:
-    """Refuse anything but one ``SELECT`` or ``WITH`` statement."""
-    # Literals and comments may legitimately contain any word or ';', so look past them.
-    code = _COMMENTS.sub(" ", _LITERALS.sub("''", sql)).strip()
-    if code.endswith(";"):
-        code = code[:-1].rstrip()
-    if ";" in code:
-        raise ColaRuleError(f"'{key}' holds more than one statement; give a single SELECT or WITH query")
-    first = re.match(r"[(\s]*([A-Za-z]+)", code)
-    if not first or first.group(1).upper() not in ("SELECT", "WITH"):
-        found = first.group(1) if first else code[:20]
-        raise ColaRuleError(
-            f"'{key}' must be a read-only SELECT or WITH query, but starts with {found!r}; "
-            "Spark would run it as soon as it is parsed"
-        )
-    writer = _WRITE_PATTERN.search(code)
-    if writer:
-        raise ColaRuleError(
-            f"'{key}' contains {writer.group(1).upper()!r}, which is not allowed in a read-only query; "
-            "quote a column with that name in backticks"
-        )
+# Kept under its old name: custom checks and older code import the guard from here.
+check_read_only = check_query
 
 
 class SqlCheck(BaseCheck):
@@ -105,13 +86,25 @@ class SqlCheck(BaseCheck):
     def error_message(self) -> str:
         return self.params.get("error_message", "SQL validation failed")
 
+    def queries(self) -> list[tuple[str, str]]:
+        """The SQL the rule runs, as ``(key, text)``; the planner has Spark parse it first."""
+        mode = "query" if "query" in self.params else "failed_rows"
+        return [(mode, self.params[mode])]
+
     def run(self, df: DataFrame) -> CheckResult:
-        view = self.params.get("view_name", DEFAULT_VIEW)
-        df.createOrReplaceTempView(view)
+        view = f"_cola_view_{uuid.uuid4().hex}"
         spark = df.sparkSession
-        if "query" in self.params:
-            return self._run_query(spark)
-        failed_rows = spark.sql(self.params["failed_rows"])
+        mode, text = self.queries()[0]
+        confirm_query(spark, text, mode)
+        sql = rename_relation(text, self.params.get("view_name", DEFAULT_VIEW), view)
+        # A fresh name, never createOrReplace: the user's own views stay as they are.
+        df.createTempView(view)
+        try:
+            if mode == "query":
+                return self._run_query(spark, sql)
+            failed_rows = spark.sql(sql)
+        finally:
+            spark.catalog.dropTempView(view)
         failed = failed_rows.count()
         if failed:
             if "output" in self.params:
@@ -121,9 +114,9 @@ class SqlCheck(BaseCheck):
             return CheckResult(self.rule_type, False, message, failed, failed_rows=failed_rows)
         return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)
 
-    def _run_query(self, spark: Any) -> CheckResult:
+    def _run_query(self, spark: Any, sql: str) -> CheckResult:
         # Two rows are enough to tell "exactly one" from "more than one" without collecting more.
-        rows = spark.sql(self.params["query"]).take(2)
+        rows = spark.sql(sql).take(2)
         if len(rows) != 1 or len(rows[0]) != 1 or not isinstance(rows[0][0], (bool, type(None))):
             shape = "no rows" if not rows else "more than one row" if len(rows) > 1 else repr(rows[0])
             return CheckResult(

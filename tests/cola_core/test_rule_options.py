@@ -166,7 +166,7 @@ def test_dimension_is_carried_into_the_result(orders):
         ({"type": "sql", "query": "SELECT true", "where": "id > 0"},
          "rules[0] (sql): 'where' does not apply to a sql rule; put the condition in the query's own WHERE"),
         ({"type": "not_null", "columns": ["id"], "where": "id > 0; DROP TABLE t"},
-         "rules[0] (not_null): 'where' holds more than one statement; give a single SELECT or WITH query"),
+         "rules[0] (not_null): 'where' must be one SQL expression such as \"amount > 0\", but holds a ';'"),
         ({"type": "missing_count", "column": "id", "must_be": "0", "tolerance": "< 1%"},
          "rules[0] (missing_count): 'tolerance' applies to row rules that count offending rows (not_null, unique, "
          "range, regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"),

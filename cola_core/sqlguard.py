@@ -1,0 +1,431 @@
+"""The read-only guard for every piece of SQL text a rules author writes.
+
+SQL reaches the engine in ``sql`` rules (``query``, ``failed_rows``), in ``where``,
+``expression`` and ``reference_where`` conditions, and in source and reference queries
+(``{"query": ...}``, ``cola --query``). ``spark.sql`` runs a command the moment it is called,
+and a function such as ``reflect`` reaches the JVM, so the text is checked in pure Python
+before Spark sees it, and again by Spark's own parser when a JVM session is at hand.
+
+The pure-Python check is built on a lexer that follows Spark SQL's lexical rules
+(``SqlBaseLexer``): single- and double-quoted strings with backslash escapes, raw strings
+(``r'...'``, no escapes), backtick identifiers (```` `` ```` inside), ``--`` comments (a
+backslash before the newline continues them), nested ``/* */`` comments, and ``;``. Only
+what lies outside literals and comments is code, and the rules below look at code alone:
+
+- a query is one statement that starts like a query (``SELECT``, ``WITH``, ``FROM``,
+  ``VALUES``, ``TABLE`` or a parenthesis); a condition holds no ``;`` at all;
+- no write or command keyword (``INSERT``, ``DROP``, ``CACHE``, ...) appears anywhere;
+- by default nothing reaches outside the data (see :data:`OUTSIDE_FUNCTIONS` and
+  :func:`outside_access`): JVM calls, path relations (```json.`/etc/passwd` ```), table
+  functions that read storage, ``IDENTIFIER(...)`` (a name built at run time), script
+  transformation (``USING 'program'``) and ``${...}`` (Spark substitutes configuration and
+  environment variables into the text before parsing it). :func:`allowing_outside_access`
+  lifts that for trusted rules; ``Cola(allow_external_access=True)``, ``cola
+  --allow-external-access`` and the operators' ``allow_external_access`` use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from cola_core.errors import ColaRuleError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "NONDETERMINISTIC_FUNCTIONS",
+    "OUTSIDE_FUNCTIONS",
+    "SWITCH",
+    "Token",
+    "allowing_outside_access",
+    "check_expression",
+    "check_query",
+    "confirm_query",
+    "nondeterministic_calls",
+    "outside_access",
+    "rename_relation",
+    "spark_parse_problem",
+    "tokenize",
+]
+
+# How the switch is named wherever a user meets it; every refusal message names it.
+SWITCH = "allow_external_access=True (cola --allow-external-access)"
+
+# Functions that reach outside the data, from an audit of Spark 4.2's SHOW FUNCTIONS:
+# calls into the JVM, readers of local files (protobuf descriptors, Avro schema URLs), the
+# Python workers' logs, and the table functions of other engines that read storage.
+OUTSIDE_FUNCTIONS = {
+    "reflect": "calls a Java method in the JVM",
+    "java_method": "calls a Java method in the JVM",
+    "try_reflect": "calls a Java method in the JVM",
+    "from_protobuf": "may read a descriptor file from storage",
+    "to_protobuf": "may read a descriptor file from storage",
+    "from_avro": "may read a schema file from storage",
+    "to_avro": "may read a schema file from storage",
+    "schema_of_avro": "may read a schema file from storage",
+    "python_worker_logs": "reads the Python workers' logs",
+    "read_files": "reads files from storage",
+    "read_kafka": "reads from a Kafka cluster",
+    "read_statestore": "reads a streaming state store",
+    "read_state_metadata": "reads streaming state metadata",
+    # These reach no storage, but they stop the whole job: bad data must be measured.
+    "raise_error": "stops the whole job with an error",
+    "assert_true": "stops the whole job with an error",
+}
+# Builtins whose answer changes from one evaluation to the next. A condition built on one
+# would put a row in both outputs of a split, or in neither.
+NONDETERMINISTIC_FUNCTIONS = frozenset(
+    "rand randn random randstr uniform uuid shuffle monotonically_increasing_id spark_partition_id "
+    "input_file_name input_file_block_length input_file_block_start".split()
+)
+# Spark's path relations (``format.`path```) name a data source; these are the short names
+# of Spark's own sources and of the common third-party ones.
+_FILE_SOURCES = frozenset(
+    "parquet csv json orc text textfile binaryfile avro delta xml jdbc libsvm image hive noop kafka "
+    "statestore state-metadata iceberg hudi protobuf console rate socket".split()
+)
+# Keywords that only a write or a command uses: refused wherever they appear in code.
+_WRITE_KEYWORDS = frozenset(
+    "ALTER ANALYZE CACHE CREATE DELETE DROP EXECUTE GRANT INSERT LOAD MERGE MSCK OVERWRITE "
+    "REFRESH REPAIR REVOKE TRUNCATE UNCACHE UPDATE".split()
+)
+_QUERY_STARTERS = frozenset("SELECT WITH FROM VALUES TABLE".split())
+
+
+@dataclass(frozen=True)
+class Token:
+    """One lexical unit of code (literals keep their kind; comments are dropped).
+
+    Attributes:
+        kind: ``word`` (keyword or plain identifier), ``quoted`` (backtick identifier),
+            ``string`` (any string literal), or ``symbol`` (one punctuation character).
+        text: the word, the identifier without its backticks, the literal as written, or the
+            symbol.
+        start: offset of the token in the SQL text.
+        end: offset just past it.
+    """
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+    @property
+    def name(self) -> str | None:
+        """The identifier this token spells, lower-cased, or None when it is not one."""
+        return self.text.lower() if self.kind in ("word", "quoted") else None
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind == "word" and self.text.upper() in words
+
+
+# -- the switch ---------------------------------------------------------------------------
+
+_outside_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("cola_outside_access", default=False)
+
+
+@contextlib.contextmanager
+def allowing_outside_access(allowed: bool = True) -> Iterator[None]:
+    """Within the block, SQL text may reach outside the data (trusted rules only).
+
+    A context variable rather than an argument, so that every place that checks SQL (the
+    rule parser, the checks' own validation, sources and references) sees the same answer
+    for one run, and concurrent runs in other threads keep their own.
+    """
+    token = _outside_allowed.set(allowed)
+    try:
+        yield
+    finally:
+        _outside_allowed.reset(token)
+
+
+def outside_access_allowed() -> bool:
+    return _outside_allowed.get()
+
+
+# -- the lexer ----------------------------------------------------------------------------
+
+
+def tokenize(sql: str, key: str = "sql") -> list[Token]:
+    """Split SQL text into code tokens the way Spark's lexer does.
+
+    Raises:
+        ColaRuleError: for an unclosed literal, identifier or comment, which Spark refuses too.
+    """
+    if not isinstance(sql, str):
+        raise ColaRuleError(f"'{key}' must be SQL text, got {type(sql).__name__}")
+    tokens: list[Token] = []
+    i, size = 0, len(sql)
+    while i < size:
+        char = sql[i]
+        if char.isspace():
+            i += 1
+        elif sql.startswith("--", i):
+            i = _skip_line_comment(sql, i)
+        elif sql.startswith("/*", i):
+            i = _skip_block_comment(sql, i, key)
+        elif char in "'\"":
+            end = _string_end(sql, i + 1, char, escapes=True, key=key)
+            tokens.append(Token("string", sql[i:end], i, end))
+            i = end
+        elif char in "rR" and i + 1 < size and sql[i + 1] in "'\"":
+            end = _string_end(sql, i + 2, sql[i + 1], escapes=False, key=key)
+            tokens.append(Token("string", sql[i:end], i, end))
+            i = end
+        elif char == "`":
+            end, name = _quoted_identifier(sql, i, key)
+            tokens.append(Token("quoted", name, i, end))
+            i = end
+        elif char.isalnum() or char == "_":
+            end = i + 1
+            while end < size and (sql[end].isalnum() or sql[end] == "_"):
+                end += 1
+            tokens.append(Token("word", sql[i:end], i, end))
+            i = end
+        else:
+            tokens.append(Token("symbol", char, i, i + 1))
+            i += 1
+    return tokens
+
+
+def _skip_line_comment(sql: str, i: int) -> int:
+    # Spark's SIMPLE_COMMENT: a backslash right before a newline carries the comment on.
+    i += 2
+    while i < len(sql):
+        if sql.startswith("\\\n", i):
+            i += 2
+        elif sql[i] in "\r\n":
+            return i
+        else:
+            i += 1
+    return i
+
+
+def _skip_block_comment(sql: str, i: int, key: str) -> int:
+    # Spark's BRACKETED_COMMENT nests: /* a /* b */ c */ is one comment.
+    start, depth, i = i, 1, i + 2
+    while i < len(sql):
+        if sql.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif sql.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    raise ColaRuleError(f"'{key}' has a /* comment that is never closed (it opens at offset {start})")
+
+
+def _string_end(sql: str, i: int, quote: str, *, escapes: bool, key: str) -> int:
+    start = i - 1
+    while i < len(sql):
+        if escapes and sql[i] == "\\":
+            i += 2
+        elif sql[i] == quote:
+            return i + 1
+        else:
+            i += 1
+    raise ColaRuleError(f"'{key}' has a string literal that is never closed (it opens at offset {start})")
+
+
+def _quoted_identifier(sql: str, i: int, key: str) -> tuple[int, str]:
+    start, parts, i = i, [], i + 1
+    while i < len(sql):
+        if sql.startswith("``", i):
+            parts.append("`")
+            i += 2
+        elif sql[i] == "`":
+            return i + 1, "".join(parts)
+        else:
+            parts.append(sql[i])
+            i += 1
+    raise ColaRuleError(f"'{key}' has a `quoted identifier` that is never closed (it opens at offset {start})")
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+
+def check_query(sql: str, key: str = "query") -> None:
+    """Refuse anything but one read-only query.
+
+    Raises:
+        ColaRuleError: saying what was refused, and for what reaches outside the data, the
+            switch that would allow it.
+    """
+    tokens = _statement(tokenize(sql, key), key)
+    first = next((token for token in tokens if token.text != "("), None)
+    if first is None:
+        raise ColaRuleError(f"'{key}' holds no query; give a single SELECT or WITH query")
+    if not (first.kind == "word" and first.text.upper() in _QUERY_STARTERS):
+        raise ColaRuleError(
+            f"'{key}' must be a read-only SELECT or WITH query, but starts with {first.text!r}; "
+            "Spark would run it as soon as it is parsed"
+        )
+    _check_code(sql, tokens, key)
+
+
+def check_expression(sql: str, key: str = "where") -> None:
+    """Refuse a condition that is more than an expression, or that reaches outside the data.
+
+    Raises:
+        ColaRuleError: as :func:`check_query`.
+    """
+    tokens = tokenize(sql, key)
+    if any(token.text == ";" and token.kind == "symbol" for token in tokens):
+        raise ColaRuleError(f"'{key}' must be one SQL expression such as \"amount > 0\", but holds a ';'")
+    if not tokens:
+        raise ColaRuleError(f"'{key}' holds no expression")
+    _check_code(sql, tokens, key)
+
+
+def _statement(tokens: list[Token], key: str) -> list[Token]:
+    """The tokens of the one statement: a final ``;`` is allowed, any other is refused."""
+    while tokens and tokens[-1].kind == "symbol" and tokens[-1].text == ";":
+        tokens = tokens[:-1]
+    if any(token.kind == "symbol" and token.text == ";" for token in tokens):
+        raise ColaRuleError(f"'{key}' holds more than one statement; give a single SELECT or WITH query")
+    return tokens
+
+
+def _check_code(sql: str, tokens: list[Token], key: str) -> None:
+    # Commands that are not writes (SET, ADD JAR, USE, ...) can only open a statement, which
+    # check_query refuses; a write can also follow a query's start (WITH ... INSERT, FROM t
+    # INSERT ...), so its keywords are refused everywhere.
+    for token in tokens:
+        upper = token.text.upper() if token.kind == "word" else ""
+        if upper in _WRITE_KEYWORDS:
+            raise ColaRuleError(
+                f"'{key}' contains {upper!r}, which is not allowed in a read-only query; "
+                "quote a column with that name in backticks"
+            )
+    if outside_access_allowed():
+        return
+    problem = outside_access(sql, tokens)
+    if problem is not None:
+        raise ColaRuleError(
+            f"'{key}' {problem}: SQL that reaches outside the data is refused by default; "
+            f"for trusted rules only, run with {SWITCH}"
+        )
+
+
+def outside_access(sql: str, tokens: list[Token] | None = None) -> str | None:
+    """What in ``sql`` reaches outside the data, in words, or None when nothing does."""
+    if "${" in sql:
+        # Substituted before Spark even lexes the text, so it counts inside literals too.
+        return "uses ${...} (Spark replaces it with configuration or environment values)"
+    tokens = tokenize(sql) if tokens is None else tokens
+    for index, token in enumerate(tokens):
+        name = token.name
+        if name is None:
+            continue
+        if _is_call(tokens, index):
+            if name in OUTSIDE_FUNCTIONS:
+                return f"calls {name}() (it {OUTSIDE_FUNCTIONS[name]})"
+            if name == "identifier":
+                return "uses IDENTIFIER(...) (it builds a name at run time; write the name itself)"
+        if _is_path_relation(tokens, index):
+            return f"reads {token.text}.`{tokens[index + 2].text}` (a path relation reads files)"
+        if token.is_word("USING") and index + 1 < len(tokens) and tokens[index + 1].kind == "string":
+            return f"runs the program {tokens[index + 1].text} (script transformation)"
+    return None
+
+
+def nondeterministic_calls(sql: str) -> list[str]:
+    """The builtin nondeterministic functions ``sql`` calls, by name."""
+    tokens = tokenize(sql)
+    return [
+        token.name for index, token in enumerate(tokens)
+        if token.name in NONDETERMINISTIC_FUNCTIONS and _is_call(tokens, index)
+    ]
+
+
+def _is_call(tokens: list[Token], index: int) -> bool:
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    return following is not None and following.kind == "symbol" and following.text == "("
+
+
+def _is_path_relation(tokens: list[Token], index: int) -> bool:
+    """``source.`path```: a two-part name whose first part is a data source (Spark reads the
+    file), or a class name in backticks, or whose second part looks like a path."""
+    if index + 2 >= len(tokens) or tokens[index + 1].text != "." or tokens[index + 1].kind != "symbol":
+        return False
+    if index > 0 and tokens[index - 1].kind == "symbol" and tokens[index - 1].text == ".":
+        return False  # the tail of a longer name: catalog.db.table
+    first, second = tokens[index], tokens[index + 2]
+    if second.name is None:
+        return False
+    source = first.text.lower()
+    path_like = second.kind == "quoted" and ("/" in second.text or "\\" in second.text or ":" in second.text)
+    return source in _FILE_SOURCES or (first.kind == "quoted" and "." in source) or path_like
+
+
+# -- Spark's own parser -----------------------------------------------------------------------
+
+
+def confirm_query(spark: SparkSession, sql: str, key: str = "query") -> None:
+    """Have Spark's parser confirm that ``sql`` is a query, not a command (nothing runs).
+
+    Raises:
+        ColaRuleError: when Spark cannot parse the text as a query.
+    """
+    problem = spark_parse_problem(spark, sql)
+    if problem is not None:
+        raise ColaRuleError(f"Spark cannot parse '{key}' as a read-only query: {problem}")
+
+
+def spark_parse_problem(spark: SparkSession, sql: str) -> str | None:
+    """Spark's parse error for ``sql`` read as a query (a command is one), or None.
+
+    Only possible with a JVM session at hand; over Spark Connect the lexer's verdict stands
+    and None is returned.
+    """
+    parser = _jvm_parser(spark)
+    if parser is None:
+        return None
+    try:
+        parser.parseQuery(sql)  # type: ignore[attr-defined]
+    except Exception as error:  # a Py4JJavaError wrapping Spark's ParseException
+        return _parse_message(error)
+    return None
+
+
+def _jvm_parser(spark: SparkSession) -> object | None:
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return None
+    try:
+        return session.sessionState().sqlParser()
+    except Exception:  # a stopped session or an unusual build: fall back on the lexer
+        return None
+
+
+def _parse_message(error: BaseException) -> str:
+    java = getattr(error, "java_exception", None)
+    text = str(java.getMessage()) if java is not None else str(error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def rename_relation(sql: str, old: str, new: str) -> str:
+    """``sql`` with every reference to the relation ``old`` pointing at ``new`` instead.
+
+    A reference is a plain or backtick name equal to ``old`` (case-insensitive, as Spark
+    resolves names) that is not a function call and not the tail of a qualified name.
+    """
+    tokens = tokenize(sql)
+    wanted = old.lower()
+    replacement = "`" + new.replace("`", "``") + "`"
+    pieces, last = [], 0
+    for index, token in enumerate(tokens):
+        if token.name != wanted or _is_call(tokens, index):
+            continue
+        if index > 0 and tokens[index - 1].kind == "symbol" and tokens[index - 1].text == ".":
+            continue
+        pieces.extend([sql[last:token.start], replacement])
+        last = token.end
+    pieces.append(sql[last:])
+    return "".join(pieces)
