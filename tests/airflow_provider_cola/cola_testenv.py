@@ -32,6 +32,10 @@ FAST_JVM = "-XX:TieredStopAtLevel=1"
 # A connection secret and a Spark conf secret: neither may appear in a log, a message or XCom.
 CONNECTION_PASSWORD = "conn-pw-7f3a91c2"
 CONF_SECRET = "s3-secret-b55e0d14"
+# Secrets under keys that SparkSubmitHook's own masking (secret|password) does not know.
+CONF_CREDENTIAL = "cred-91d2c4e7"
+CONF_ACCESS_KEY = "AKIA7QX2MZ4B"
+OPTION_PASSWORD = "opt-pw-3e8c51aa"
 
 os.environ.update(
     {
@@ -45,6 +49,9 @@ os.environ.update(
         ),
         "FAKE_SUBMIT_LOG": str(FAKE_SUBMIT_LOG),
         "COLA_TEST_SECRET": CONF_SECRET,
+        "COLA_TEST_CREDENTIAL": CONF_CREDENTIAL,
+        "COLA_TEST_ACCESS_KEY": CONF_ACCESS_KEY,
+        "COLA_TEST_OPTION_PASSWORD": OPTION_PASSWORD,
     }
 )
 
@@ -69,6 +76,16 @@ if mode == "crash":
 if mode == "corrupt":
     with open(results, "w") as handle:
         handle.write('{{"severity": "pass", "passed": true, "counts": ')
+if mode == "no_results":
+    # Nothing measured: a summary that passes on its own, for a block of several rules.
+    with open(results, "w") as handle:
+        handle.write('{{"severity": "pass", "passed": true, "counts": {{"pass": 0, "warn": 0, "fail": 0}}, "results": []}}')
+if mode == "refused":
+    # As in cluster deploy mode: spark-submit's exit status is not the job's, the file says why.
+    with open(results, "w") as handle:
+        handle.write('{{"error": {{"exit_code": 2, "message": "cannot read the json at /data/gone: no such path"}}}}')
+    print("cola: error: cannot read the json at /data/gone: no such path")
+    sys.exit(1)
 if mode == "inconsistent":
     result = {{"rule_type": "row_count", "passed": False, "message": "row_count = 0 is below min 1",
               "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None,

@@ -78,6 +78,8 @@ class DagRunOutcome:
         tries: task id -> how many times it ran.
         xcom: task id -> its XCom ``return_value`` (only tasks that pushed one).
         log: everything the run printed (the task logs included).
+        rendered: task id -> its rendered template fields, as the Rendered Template view
+            shows them (only tasks that got as far as rendering).
     """
 
     state: str
@@ -85,13 +87,16 @@ class DagRunOutcome:
     tries: dict[str, int]
     xcom: dict[str, Any]
     log: str
+    rendered: dict[str, dict[str, Any]]
 
 
 @pytest.fixture
 def run_dag(airflow_home, capfd, monkeypatch):
     """Run a DAG from the dags folder with ``dag.test()``; returns a :class:`DagRunOutcome`."""
     from airflow.dag_processing.dagbag import DagBag
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
     from airflow.models.xcom import XComModel
+    from sqlalchemy import select
     from airflow.utils.session import create_session
 
     monkeypatch.setenv("PATH", unactivated_path())
@@ -114,7 +119,14 @@ def run_dag(airflow_home, capfd, monkeypatch):
             tries = {ti.task_id: ti.try_number for ti in instances}
             rows = session.scalars(XComModel.get_many(run_id=dag_run.run_id, dag_ids=dag_id, key="return_value"))
             xcom = {row.task_id: XComModel.deserialize_value(row) for row in rows}
-        return DagRunOutcome(getattr(dag_run.state, "value", dag_run.state), states, tries, xcom, out + err)
+            fields = session.scalars(
+                select(RenderedTaskInstanceFields).where(
+                    RenderedTaskInstanceFields.dag_id == dag_id, RenderedTaskInstanceFields.run_id == dag_run.run_id
+                )
+            )
+            rendered = {row.task_id: row.rendered_fields for row in fields}
+        state = getattr(dag_run.state, "value", dag_run.state)
+        return DagRunOutcome(state, states, tries, xcom, out + err, rendered)
 
     return run
 

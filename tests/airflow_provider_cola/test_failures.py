@@ -13,7 +13,15 @@ import time
 import pytest
 
 from cola_expected import ORDERS_FAIL_SUMMARY, ORDERS_FAILED_CHECKS
-from cola_testenv import CONF_SECRET, CONNECTION_PASSWORD, ORDERS, unactivated_path
+from cola_testenv import (
+    CONF_ACCESS_KEY,
+    CONF_CREDENTIAL,
+    CONF_SECRET,
+    CONNECTION_PASSWORD,
+    OPTION_PASSWORD,
+    ORDERS,
+    unactivated_path,
+)
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -39,6 +47,9 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
         "missing_results": "failed",
         "corrupt_results": "failed",
         "inconsistent_results": "failed",
+        "no_results": "failed",
+        "refused_in_file": "failed",
+        "missing_source": "failed",
         "broken_source": "failed",
         "failing_checks": "failed",
     }
@@ -54,7 +65,10 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
     assert not [call for call in calls if "cola_test_failures.malformed_rule" in call]
     # ...while the same fake spark-submit did run for the tasks with valid rules (crashed_job twice).
     submitted = [call.split("--pipeline cola_test_failures.")[1].split()[0] for call in calls]
-    assert sorted(submitted) == ["corrupt_results", "crashed_job", "crashed_job", "inconsistent_results", "missing_results"]
+    assert sorted(submitted) == [
+        "corrupt_results", "crashed_job", "crashed_job", "inconsistent_results", "missing_results", "no_results",
+        "refused_in_file",
+    ]
 
     # A crash (non-zero exit) shows the tail of the Spark log, INFO lines left out.
     error_of(
@@ -79,20 +93,41 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
     assert "ColaJobError: the results file is corrupt (its counts, passed, severity do not match its results)" in (
         outcome.log
     )
-    for task_id in ("malformed_rule", "crashed_job", "missing_results", "corrupt_results", "inconsistent_results"):
+    # A summary that measured nothing is no pass for a block of five rules.
+    assert "ColaJobError: the results file is corrupt (it holds 0 results for a block of 5 rules): /tmp/" in outcome.log
+    for task_id in (
+        "malformed_rule", "crashed_job", "missing_results", "corrupt_results", "inconsistent_results", "no_results"
+    ):
         assert task_id not in outcome.xcom
 
-    # A source Spark cannot read fails with Spark's own error in the message.
-    assert "ColaJobError: the Cola Spark job failed (spark-submit exit code 2).\nLast lines of the Spark log:\n" in (
-        outcome.log
+    # The job refusing its inputs is final, whether its exit status says so (client mode) or
+    # only its results file does (as in cluster mode): one try each, although retries=2.
+    refused = "airflow_provider_cola.errors.ColaJobRefused"
+    error_of(
+        outcome.log,
+        refused,
+        "the Cola job refused its inputs (exit code 2, so it is not retried): "
+        "cannot read the json at /data/gone: no such path",
     )
+    # A local source path that does not exist fails in the worker: nothing is submitted.
+    error_of(
+        outcome.log,
+        "airflow_provider_cola.errors.ColaConfigError",
+        f"invalid Cola source: the path '{broken_parquet}/no-such-folder' does not exist on this machine",
+    )
+    # A source Spark cannot read fails with Spark's own error in the message.
     broken = broken_parquet / "broken.parquet"
-    assert (
-        f"cola: error: cannot read the parquet at {broken}: org.apache.spark.SparkException: "
-        f"[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] Encountered error while reading file file:{broken}. "
-        "Could not read footer. Please ensure that the file is in either ORC or Parquet format.\n"
-    ) in outcome.log.split("ColaJobError: the Cola Spark job failed (spark-submit exit code 2).")[1]
-    assert "broken_source" not in outcome.xcom
+    error_of(
+        outcome.log,
+        refused,
+        f"the Cola job refused its inputs (exit code 2, so it is not retried): cannot read the parquet at {broken}: "
+        f"org.apache.spark.SparkException: [FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] Encountered error while "
+        f"reading file file:{broken}. Could not read footer. Please ensure that the file is in either ORC or "
+        "Parquet format.",
+    )
+    for task_id in ("refused_in_file", "missing_source", "broken_source"):
+        assert outcome.tries[task_id] == 1, task_id
+        assert task_id not in outcome.xcom
 
     # Failed checks: XCom and the report are written first, then the task fails listing them.
     assert outcome.xcom["failing_checks"] == ORDERS_FAIL_SUMMARY
@@ -114,11 +149,31 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
     # results_uri: the results file was written there, read, and removed.
     assert list((broken_parquet / "results").iterdir()) == []
 
-    # Secrets from the connection and the conf reach neither the log nor XCom.
-    assert "spark.hadoop.fs.s3a.secret.key=******" in outcome.log  # the submit command was logged, masked
-    for secret in (CONNECTION_PASSWORD, CONF_SECRET):
+    # Secrets from the connection, the conf and the source options reach neither the log,
+    # nor XCom, nor the Rendered Template view; every key naming a secret is masked.
+    command = [line for line in outcome.log.splitlines() if "Spark-Submit cmd:" in line and "failing_checks" in line]
+    assert len(command) == 1
+    assert (
+        " --conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=2"
+        " --conf spark.hadoop.fs.s3a.secret.key=****** --conf spark.myapp.credential=******"
+        " --conf spark.hadoop.fs.s3a.access.key=****** "
+    ) in command[0]
+    assert f" --input {ORDERS / '2024-01-03'} --format json --option password=****** --results " in command[0]
+    rendered = outcome.rendered["failing_checks"]
+    assert rendered["conf"] == {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.hadoop.fs.s3a.secret.key": "***",
+        "spark.myapp.credential": "***",
+        "spark.hadoop.fs.s3a.access.key": "***",
+    }
+    assert rendered["source"] == {
+        "path": str(ORDERS / "2024-01-03"), "format": "json", "options": {"password": "***"},
+    }
+    for secret in (CONNECTION_PASSWORD, CONF_SECRET, CONF_CREDENTIAL, CONF_ACCESS_KEY, OPTION_PASSWORD):
         assert secret not in outcome.log
         assert secret not in json.dumps(outcome.xcom)
+        assert secret not in json.dumps(outcome.rendered)
 
 
 def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path):

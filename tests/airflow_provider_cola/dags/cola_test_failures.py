@@ -49,11 +49,25 @@ with DAG(
     ColaCheckOperator(task_id="corrupt_results", rules=ROW_COUNT, source=SOURCE, **fake("corrupt"))
     ColaCheckOperator(task_id="inconsistent_results", rules=ROW_COUNT, source=SOURCE, **fake("inconsistent"))
     ColaCheckOperator(
+        task_id="no_results", rules="../../../dags_examples/rules/orders.yaml", source=SOURCE, **fake("no_results")
+    )
+    # Refusals of the inputs are final: none of these is retried, although each may be twice.
+    ColaCheckOperator(task_id="refused_in_file", rules=ROW_COUNT, source=SOURCE, retries=2, **fake("refused"))
+    ColaCheckOperator(
+        task_id="missing_source",
+        rules=ROW_COUNT,
+        source={"path": "{{ params.work_dir }}/no-such-folder", "format": "json"},
+        retries=2,
+        **fake("crash"),
+    )
+    ColaCheckOperator(
         task_id="broken_source",
         conn_id="spark_local",
         rules=ROW_COUNT,
         source={"path": "{{ params.work_dir }}/broken.parquet"},
         conf=FAST,
+        retries=2,
+        retry_delay=dt.timedelta(seconds=1),
     )
     ColaCheckOperator(
         task_id="failing_checks",
@@ -62,8 +76,18 @@ with DAG(
         retries=1,
         retry_delay=dt.timedelta(seconds=1),
         rules="../../../dags_examples/rules/orders.yaml",
-        source={"path": str(ORDERS / "2024-01-03"), "format": "json"},
+        source={
+            "path": str(ORDERS / "2024-01-03"),
+            "format": "json",
+            "options": {"password": os.environ.get("COLA_TEST_OPTION_PASSWORD", "unset")},
+        },
         report={"path": "{{ params.work_dir }}/report", "format": "json", "mode": "overwrite"},
         results_uri="{{ params.work_dir }}/results",
-        conf={**FAST, "spark.hadoop.fs.s3a.secret.key": os.environ.get("COLA_TEST_SECRET", "unset")},
+        conf={
+            **FAST,
+            "spark.hadoop.fs.s3a.secret.key": os.environ.get("COLA_TEST_SECRET", "unset"),
+            # Keys that SparkSubmitHook's own masking (secret, password) does not cover.
+            "spark.myapp.credential": os.environ.get("COLA_TEST_CREDENTIAL", "unset"),
+            "spark.hadoop.fs.s3a.access.key": os.environ.get("COLA_TEST_ACCESS_KEY", "unset"),
+        },
     )
