@@ -128,18 +128,17 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
             "a condition must decide the same way for a row every time"
         )
     try:
-        # Spark refuses aggregates and window functions in a WHERE, and a condition that
-        # is not boolean, all without running a job.
-        filtered = df.where(F.expr(condition))
         data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
+        if not isinstance(data_type, BooleanType):
+            raise ColaRuleError(
+                f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
+                "write a condition such as \"amount > 0\""
+            )
+        # Spark refuses aggregates and window functions in a WHERE, without running a job.
+        filtered = df.where(F.expr(condition))
     except PySparkException as error:
         first_line = str(error).strip().splitlines()[0]
         raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line}") from error
-    if not isinstance(data_type, BooleanType):
-        raise ColaRuleError(
-            f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
-            "write a condition such as \"amount > 0\""
-        )
     if not _deterministic(filtered):
         raise ColaRuleError(
             f"{condition!r} is not deterministic (it may call a nondeterministic function); "
