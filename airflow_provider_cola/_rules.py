@@ -50,10 +50,7 @@ def engine(allow_external_access: bool = False) -> Cola:
         allow_external_access: let SQL text in rules call JVM functions and read storage
             (``Cola(allow_external_access=True)``); only for trusted rules.
     """
-    if not allow_external_access:
-        # TODO(lead): Cola(allow_external_access=...) for both, once the engine takes the switch.
-        return Cola()
-    return Cola(allow_external_access=True)
+    return Cola(allow_external_access=allow_external_access)
 
 
 def load_rules(
@@ -93,14 +90,19 @@ def load_rules(
     return RuleBlock(rules, path, len(checks))
 
 
-def checked_source(source: Any) -> SourceSpec:
+def checked_source(source: Any, *, allow_external_access: bool = False) -> SourceSpec:
     """Validate a source dict (``path``/``format``/``options``, ``table`` or ``query``).
 
+    Args:
+        allow_external_access: a source ``query`` may reach outside the data, as the rules
+            may (the job checks it under the same switch).
+
     Raises:
-        ColaConfigError: the source is not one of the three forms.
+        ColaConfigError: the source is not one of the three forms, or its query is refused.
     """
     try:
-        return parse_source(source)
+        with engine(allow_external_access).sql_scope():
+            return parse_source(source)
     except ColaError as error:
         raise ColaConfigError(f"invalid Cola source: {error}") from error
 

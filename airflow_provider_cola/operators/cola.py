@@ -221,7 +221,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             base_dir=dag_folder(context.get("dag") or self.get_dag()),
             allow_external_access=self.allow_external_access,
         )
-        source = checked_source(self.source)
+        source = checked_source(self.source, allow_external_access=self.allow_external_access)
         outputs = self._output_arguments()
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and not self.results_uri:

@@ -62,6 +62,8 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
         "gated": "success",
         "on_pass": "skipped",
         "also_downstream": "skipped",
+        "trusted": "success",
+        "untrusted": "failed",
     }
     assert outcome.xcom["informative"] == UNIQUE_FAILS
     assert outcome.xcom["gated"] == UNIQUE_FAILS
@@ -75,6 +77,17 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
     assert (
         "airflow_provider_cola.errors.ColaConfigError: a @cola_check function must return a Spark DataFrame, "
         "got list\n"
+    ) in outcome.log
+    # allow_external_access=True lets a trusted rule call reflect(); without it, the rule is
+    # refused before any Spark session starts, naming the switch, and not retried.
+    assert outcome.xcom["trusted"] == summary(
+        result("sql", "pass", "sql: no failed rows", "REFLECT"),
+    )
+    assert outcome.tries["untrusted"] == 1 and "untrusted" not in outcome.xcom
+    assert (
+        "airflow_provider_cola.errors.ColaConfigError: invalid Cola rules: rules[0] (sql): 'failed_rows' calls "
+        "reflect() (it calls a Java method in the JVM): SQL that reaches outside the data is refused by default; "
+        "for trusted rules only, run with allow_external_access=True (cola --allow-external-access)\n"
     ) in outcome.log
 
 

@@ -187,3 +187,77 @@ def test_error_classes_tell_airflow_whether_to_retry():
     assert ColaChecksFailed("x", ORDERS_FAIL_SUMMARY).summary is ORDERS_FAIL_SUMMARY
     assert json.loads(json.dumps(ORDERS_FAIL_SUMMARY)) == ORDERS_FAIL_SUMMARY  # XCom-safe
     assert Path(REPO / "dags_examples" / "rules" / "orders.yaml").is_file()
+
+
+REFLECT = [{"type": "expression", "expression": "reflect('java.lang.String', 'valueOf', order_id) IS NOT NULL"}]
+REFUSED_REFLECT = (
+    "invalid Cola rules: rules[0] (expression): 'expression' calls reflect() (it calls a Java method in the JVM): "
+    "SQL that reaches outside the data is refused by default; for trusted rules only, run with "
+    "allow_external_access=True (cola --allow-external-access)"
+)
+
+
+@pytest.mark.parametrize("operator_class", [ColaCheckOperator, ColaSplitOperator])
+def test_allow_external_access_reaches_the_job_argv(operator_class, airflow_home, fake_submit_calls, monkeypatch):
+    from cola_testenv import ORDERS, unactivated_path
+
+    monkeypatch.setenv("PATH", unactivated_path())
+    outputs = {"valid_output": "/v", "invalid_output": "/i"} if operator_class is ColaSplitOperator else {}
+    arguments = {
+        "rules": REFLECT, "source": {"path": str(ORDERS / "2024-01-01"), "format": "json"},
+        "conn_id": "spark_local", "spark_binary": "spark3-submit", "env_vars": {"FAKE_SUBMIT_MODE": "silent"},
+        **outputs,
+    }
+    # Off by default: the worker refuses the rule, naming the switch, and submits nothing.
+    before = len(fake_submit_calls())
+    with pytest.raises(ColaConfigError) as error:
+        operator_class(task_id="closed", **arguments).execute(context={})
+    assert str(error.value) == REFUSED_REFLECT
+    assert len(fake_submit_calls()) == before
+
+    operator = operator_class(task_id="trusted", allow_external_access=True, **arguments)
+    with pytest.raises(ColaJobError):  # the fake job writes no results
+        operator.execute(context={})
+    argv = fake_submit_calls()[-1].split(" ")
+    assert argv.count("--allow-external-access") == 1
+    assert argv.index("--allow-external-access") == argv.index("--fail-exit-code") - 1
+    assert not operator_class(task_id="default", **{**arguments, "rules": RULES}).allow_external_access
+
+
+def test_allow_external_access_must_be_a_boolean():
+    with pytest.raises(ValueError) as error:
+        ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, allow_external_access="false")
+    assert str(error.value) == "allow_external_access must be True or False, got 'false'"
+    with pytest.raises(ValueError) as error:
+        cola_check(rules=RULES, allow_external_access=1)(numbers)()
+    assert str(error.value) == "allow_external_access must be True or False, got 1"
+
+
+def test_a_source_query_reaching_outside_the_data_needs_the_switch():
+    from airflow_provider_cola._rules import checked_source
+
+    query = {"query": "SELECT reflect('java.lang.System', 'getenv', 'HOME') AS home"}
+    assert checked_source(query, allow_external_access=True).query == query["query"]
+    with pytest.raises(ColaConfigError) as error:
+        checked_source(query)
+    assert str(error.value) == (
+        "invalid Cola source: source 'query' calls reflect() (it calls a Java method in the JVM): SQL that reaches "
+        "outside the data is refused by default; for trusted rules only, run with allow_external_access=True "
+        "(cola --allow-external-access)"
+    )
+
+
+def test_local_source_paths_are_checked_on_a_local_master(tmp_path):
+    from airflow_provider_cola._rules import checked_local_path, checked_source
+
+    missing = tmp_path / "missing"
+    for path in (str(missing), f"file:{missing}", f"file://{missing}"):
+        with pytest.raises(ColaConfigError) as error:
+            checked_local_path(checked_source({"path": path}), "local[2]")
+        assert str(error.value) == f"invalid Cola source: the path {path!r} does not exist on this machine"
+    # Left to Spark: an existing path, a glob, other storage, a cluster's master, a table.
+    for path in (str(tmp_path), f"{missing}/*.json", f"{missing}/day=[0-9]", "s3a://bucket/orders", "hdfs:///x"):
+        assert checked_local_path(checked_source({"path": path}), "local") is None
+    assert checked_local_path(checked_source({"path": str(missing)}), "yarn") is None
+    assert checked_local_path(checked_source({"path": str(missing)}), "spark://127.0.0.1:7077") is None
+    assert checked_local_path(checked_source({"table": "db.orders"}), "local") is None

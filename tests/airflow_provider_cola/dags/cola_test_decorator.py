@@ -15,6 +15,13 @@ from airflow_provider_cola.decorators import cola_check
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
+# reflect() reaches the JVM: refused unless the task says that its rules are trusted.
+REFLECT = [{
+    "type": "sql",
+    "failed_rows": "SELECT * FROM _validation_df "
+                   "WHERE reflect('java.lang.String', 'valueOf', order_id) <> CAST(order_id AS STRING)",
+    "code": "REFLECT",
+}]
 
 with DAG(
     dag_id="cola_test_decorator",
@@ -37,6 +44,14 @@ with DAG(
     def not_a_dataframe(spark):
         return [1, 2, 3]
 
+    @cola_check(rules=REFLECT, allow_external_access=True)
+    def trusted(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds)).where("order_id IS NOT NULL")
+
+    @cola_check(rules=REFLECT, retries=1, retry_delay=dt.timedelta(seconds=1))
+    def untrusted(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds))
+
     @task
     def after_informative(summary):
         print(f"informative: {summary['severity']}")
@@ -51,4 +66,6 @@ with DAG(
 
     after_informative(informative())
     not_a_dataframe()
+    trusted()
+    untrusted()
     gated() >> [on_pass(), also_downstream()]
