@@ -216,6 +216,11 @@ def test_mutated_rules_of_every_type_parse_or_are_refused(rules):
 
 @pytest.fixture(scope="module")
 def hostile_frame(spark):
+    return make_hostile_frame(spark)
+
+
+def make_hostile_frame(spark):
+    """Three rows, columns named with a dot, a space and a backtick, and an impossible date."""
     from pyspark.sql import types as T
 
     schema = T.StructType([
