@@ -8,11 +8,12 @@ decimals with trailing zeros trimmed (``33.3333``).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["format_number", "format_value", "json_safe", "plural", "render_code"]
+__all__ = ["format_number", "format_value", "iso_duration", "json_safe", "plural", "render_code"]
 
 
 def format_number(value: Any) -> str:
@@ -59,17 +60,80 @@ def plural(count: int, word: str) -> str:
 
 
 def json_safe(value: Any) -> Any:
-    """A value as JSON can carry it: dates as ISO text, decimals as numbers, NaN as None."""
+    """A collected Spark value as strict JSON carries it (``json.dumps(..., allow_nan=False)``).
+
+    Every form is readable and says what the value was:
+
+    - dates, timestamps (with or without a time zone) and times: ISO-8601 text;
+    - day-time intervals (``timedelta``): ISO-8601 durations, ``P1DT2H3M4.5S``, with a
+      leading ``-`` when negative (year-month intervals are rendered in Spark, by
+      ``cola_core.samples``, as ``P1Y2M``);
+    - decimals: a JSON number when it is exact (integral, or a float that reads back the
+      same), else the decimal's exact text;
+    - NaN and infinite floats: the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
+    - binary: lower-case hex text;
+    - maps: objects; a key that is not a string becomes text (``1`` -> ``"1"``, a date ->
+      its ISO text, a struct -> its JSON text);
+    - variants: the JSON value they hold; anything else unknown: its ``str()``.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NON_FINITE[math.copysign(1, value) if math.isinf(value) else 0]
     if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
+        return {_json_key(key): json_safe(item) for key, item in value.items()}
+    if hasattr(value, "asDict") and isinstance(value, tuple):  # a Row (a struct)
+        return json_safe(value.asDict(recursive=True))
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, (dt.date, dt.datetime)):
+        return _decimal(value)
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return iso_duration(value)
     if isinstance(value, (bytes, bytearray)):
-        return value.hex()
-    return value
+        return bytes(value).hex()
+    if hasattr(value, "toJson"):  # pyspark.sql.types.VariantVal
+        return _variant(value)
+    return str(value)
+
+
+_NON_FINITE = {0: "NaN", 1: "Infinity", -1: "-Infinity"}
+
+
+def iso_duration(delta: dt.timedelta) -> str:
+    """``timedelta(days=1, seconds=7384.5)`` -> ``"P1DT2H3M4.5S"``; negative ones start with ``-``."""
+    sign = "-" if delta < dt.timedelta(0) else ""
+    micros = abs(delta) // dt.timedelta(microseconds=1)
+    days, micros = divmod(micros, 86_400_000_000)
+    hours, micros = divmod(micros, 3_600_000_000)
+    minutes, micros = divmod(micros, 60_000_000)
+    whole, fraction = divmod(micros, 1_000_000)
+    seconds = f"{whole}.{fraction:06d}".rstrip("0") if fraction else str(whole)
+    return f"{sign}P{days}DT{hours}H{minutes}M{seconds}S"
+
+
+def _decimal(value: Decimal) -> Any:
+    if not value.is_finite():
+        return str(value)
+    if value == value.to_integral_value():
+        return int(value)
+    number = float(value)
+    # Exact text when a float would change the digits (decimal(38,18) holds more than a double).
+    return number if Decimal(repr(number)) == value else str(value)
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    safe = json_safe(key)
+    return safe if isinstance(safe, str) else json.dumps(safe, allow_nan=False)
+
+
+def _variant(value: Any) -> Any:
+    text = value.toJson()
+    try:
+        return json_safe(json.loads(text))
+    except ValueError:
+        return text
