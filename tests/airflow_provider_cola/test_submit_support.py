@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_cola.operators._spark_submit import interpreter_bin_dir, launcher_environment
+from airflow_provider_cola.operators._spark_submit import (
+    interpreter_bin_dir,
+    launcher_environment,
+    names_a_secret,
+    sensitive_settings,
+)
 from cola_testenv import unactivated_path
 
 pytestmark = pytest.mark.airflow
@@ -51,3 +56,31 @@ def test_launcher_environment_is_set_for_the_submit_and_restored(monkeypatch):
     with launcher_environment("spark-submit", "local", None, None) as changes:
         assert "PYSPARK_PYTHON" not in changes
     assert os.environ["PYSPARK_PYTHON"] == "/usr/bin/python3"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.myapp.credential", "spark.hadoop.fs.s3a.secret.key", "spark.hadoop.fs.s3a.access.key",
+        "spark.hadoop.fs.s3a.accesskey", "password", "PASSWORD", "db_passwd", "pwd", "apiKey", "api_key", "X-API-KEY",
+        "spark.authenticate.secret", "auth", "spark.myapp.auth.header", "privateKey", "oauth.token",
+        "spark.ssl.keyStorePassword", "spark.kubernetes.driver.secretKeyRef.TOKEN",
+    ],
+)
+def test_keys_naming_a_secret(key):
+    assert names_a_secret(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["spark.ui.enabled", "spark.sql.shuffle.partitions", "header", "spark.author", "monkey", "spark.authenticate",
+     "inferSchema", "spark.executor.memory", "keyspace.name"],
+)
+def test_keys_not_naming_a_secret(key):
+    assert not names_a_secret(key)
+
+
+def test_sensitive_settings_skip_empty_values():
+    assert sensitive_settings({"password": "", "token": None, "spark.x.credential": 42}, None, {"header": "true"}) == {
+        "spark.x.credential": "42"
+    }
