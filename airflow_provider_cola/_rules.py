@@ -137,7 +137,7 @@ def checked_local_path(source: SourceSpec, master: str) -> None:
         return
     location = source.path
     if location.startswith("file:"):
-        location = location.removeprefix("file://") if location.startswith("file://") else location.removeprefix("file:")
+        location = location[len("file://"):] if location.startswith("file://") else location[len("file:"):]
     elif _SCHEME.match(location):
         return
     if any(char in location for char in "*?[{"):

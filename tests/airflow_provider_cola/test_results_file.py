@@ -105,7 +105,9 @@ def test_a_corrupt_results_file_is_never_a_pass(tmp_path, content, problem):
     results = written(tmp_path, content)
     with pytest.raises(ColaJobError) as error:
         results.read(split=False, expected_results=5, log_tail=tail)
-    assert str(error.value) == f"the results file is corrupt ({problem}): {results.target}\nLast lines of the Spark log:\n{TAIL}"
+    assert str(error.value) == (
+        f"the results file is corrupt ({problem}): {results.target}\nLast lines of the Spark log:\n{TAIL}"
+    )
 
 
 @pytest.mark.parametrize(
