@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from cola_core.errors import ColaOutputError, ColaRuleError, ColaSourceError
 from cola_core.rules_file import read_rules_file  # re-exported: callers read sources and rules together
-from cola_core.sqlguard import check_query, spark_parse_problem
+from cola_core.sqlguard import check_query, check_table_name, spark_parse_problem
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -124,6 +124,11 @@ def parse_source(source: Mapping[str, Any] | SourceSpec) -> SourceSpec:
             raise ColaSourceError(f"source '{extra[0]}' only applies to a 'path' source, not to a '{kind}'")
     if kind == "query":
         _check_read_only_query(value)
+    if kind == "table":
+        try:
+            check_table_name(value, "table")
+        except ColaRuleError as error:
+            raise ColaSourceError(f"source {error.reason}") from error
     return SourceSpec(
         **{kind: value},
         format=_parse_format(source.get("format", "parquet"), ColaSourceError, "source"),

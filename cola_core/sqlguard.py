@@ -45,8 +45,10 @@ __all__ = [
     "check_expression",
     "check_query",
     "confirm_query",
+    "check_table_name",
     "nondeterministic_calls",
     "outside_access",
+    "outside_access_allowed",
     "rename_relation",
     "spark_parse_problem",
     "tokenize",
@@ -309,6 +311,27 @@ def _check_code(sql: str, tokens: list[Token], key: str) -> None:
         raise ColaRuleError(
             f"'{key}' {problem}: SQL that reaches outside the data is refused by default; "
             f"for trusted rules only, run with {SWITCH}"
+        )
+
+
+def check_table_name(name: str, key: str = "table") -> None:
+    """Refuse a table name that is not a plain (possibly qualified) name, or that is a path
+    relation: ``spark.read.table("text.`/etc/passwd`")`` reads the file.
+
+    Raises:
+        ColaRuleError: as :func:`check_query`.
+    """
+    tokens = tokenize(name, key)
+    shape_ok = bool(tokens) and len(tokens) % 2 == 1 and all(
+        (token.kind in ("word", "quoted")) if index % 2 == 0 else (token.kind == "symbol" and token.text == ".")
+        for index, token in enumerate(tokens)
+    )
+    if not shape_ok:
+        raise ColaRuleError(f"'{key}' must be a table name such as db.orders (or `odd name`), got {name!r}")
+    if not outside_access_allowed() and _is_path_relation(tokens, 0):
+        raise ColaRuleError(
+            f"'{key}' reads {tokens[0].text}.`{tokens[2].text}` (a path relation reads files): SQL that reaches "
+            f"outside the data is refused by default; for trusted rules only, run with {SWITCH}"
         )
 
 

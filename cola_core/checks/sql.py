@@ -29,7 +29,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaOutputError, ColaRuleError
 from cola_core.io import parse_output, write_output
 from cola_core.result import CheckResult
-from cola_core.sqlguard import check_query, confirm_query, rename_relation
+from cola_core.sqlguard import SWITCH, check_query, confirm_query, outside_access_allowed, rename_relation
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -75,6 +75,13 @@ class SqlCheck(BaseCheck):
                 parse_output(params["output"])
             except ColaOutputError as error:
                 raise ColaRuleError(f"'output' is not a valid output config: {error}") from error
+            if not outside_access_allowed():
+                # The rules author would choose where the engine writes, and could overwrite any
+                # path or table the job can reach.
+                raise ColaRuleError(
+                    "'output' writes the failed rows to a place the rules file chooses, which is refused by "
+                    f"default; for trusted rules only, run with {SWITCH}"
+                )
 
     def render_code(self) -> str:
         return self.rule_type

@@ -387,7 +387,8 @@ def test_a_failing_sql_rule_writes_its_failed_rows_to_its_output(spark, tiny, tm
         {"type": "sql", "failed_rows": "SELECT id FROM _validation_df WHERE id > 10",
          "output": {"path": str(tmp_path / "never"), "format": "json"}},
     ]
-    results = Cola().run(tiny, rules)
+    # A rule that chooses where the engine writes needs the switch for trusted rules.
+    results = Cola(allow_external_access=True).run(tiny, rules)
     assert [(r.passed, r.failed_count) for r in results] == [(False, 1), (True, 0)]
     assert [row.id for row in spark.read.json(str(target)).collect()] == [3]
     assert not (tmp_path / "never").exists()  # a passing rule writes nothing

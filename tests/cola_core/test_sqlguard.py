@@ -335,3 +335,43 @@ def test_conditions_must_be_boolean_deterministic_and_row_by_row(spark, job_coun
             action()
         assert jobs.jobs == 0
         assert str(raised.value) == f"rules[0] ({rule['type']}): {message}"
+
+
+# -- names and outputs a rules file chooses ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("text.`/etc/passwd`", "source 'table' reads text.`/etc/passwd` (a path relation reads files): SQL that "
+         f"reaches outside the data is refused by default; {SWITCH}"),
+        ("db.orders; DROP TABLE x", "source 'table' must be a table name such as db.orders (or `odd name`), "
+         "got 'db.orders; DROP TABLE x'"),
+        ("orders WHERE 1=1", "source 'table' must be a table name such as db.orders (or `odd name`), "
+         "got 'orders WHERE 1=1'"),
+    ],
+)
+def test_a_table_source_is_a_plain_name_and_never_a_path_relation(table, message):
+    with pytest.raises(ColaSourceError) as raised:
+        parse_source({"table": table})
+    assert str(raised.value) == message
+    parse_source({"table": "catalog.db.`my orders`"})
+
+
+@pytest.mark.spark
+def test_a_table_source_reads_no_file_without_the_switch(spark):
+    with pytest.raises(ColaSourceError):
+        read_source(spark, {"table": "text.`/etc/hostname`"})
+    with allowing_outside_access():
+        assert read_source(spark, {"table": "text.`/etc/hostname`"}).count() == 1
+
+
+def test_a_sql_rule_chooses_where_to_write_only_with_the_switch(tmp_path):
+    rule = {"type": "sql", "failed_rows": "SELECT * FROM _validation_df", "output": {"path": str(tmp_path / "x")}}
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([rule])
+    assert str(raised.value) == (
+        "rules[0] (sql): 'output' writes the failed rows to a place the rules file chooses, which is refused by "
+        f"default; {SWITCH}"
+    )
+    Cola(allow_external_access=True).parse([rule])
