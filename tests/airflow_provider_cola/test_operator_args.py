@@ -14,7 +14,7 @@ import pytest
 from airflow_provider_cola._outcome import describe_results
 from airflow_provider_cola._rules import load_rules
 from airflow_provider_cola.decorators import cola_check
-from airflow_provider_cola.errors import ColaChecksFailed, ColaConfigError, ColaJobError
+from airflow_provider_cola.errors import ColaChecksFailed, ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
 from cola_expected import ORDERS_FAIL_SUMMARY
 from cola_testenv import REPO
@@ -183,6 +183,7 @@ def test_error_classes_tell_airflow_whether_to_retry():
 
     assert issubclass(ColaConfigError, AirflowFailException)
     assert issubclass(ColaChecksFailed, AirflowFailException)
+    assert issubclass(ColaJobRefused, AirflowFailException)  # the job refused its inputs: exit 2
     assert issubclass(ColaJobError, AirflowException) and not issubclass(ColaJobError, AirflowFailException)
     assert ColaChecksFailed("x", ORDERS_FAIL_SUMMARY).summary is ORDERS_FAIL_SUMMARY
     assert json.loads(json.dumps(ORDERS_FAIL_SUMMARY)) == ORDERS_FAIL_SUMMARY  # XCom-safe
