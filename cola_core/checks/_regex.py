@@ -204,7 +204,10 @@ def compile_pattern(pattern: str, key: str = "pattern") -> None:
         position = origin[at] if at < len(origin) else len(pattern)
         raise _refusal(key, error.msg, pattern, position) from error
     _compile_in_java(pattern, key)
-    problem = backtracking_problem(translated)
+    # Before Python 3.11 the translation loses possessive quantifiers and atomic groups, and
+    # with them what keeps the pattern safe; such a pattern is left unanalysed there.
+    sealed = "(?>" in pattern or re.search(r"[*+?}]\+", pattern) is not None
+    problem = None if sealed and not _KEEPS_POSSESSIVE else backtracking_problem(translated)
     if problem is not None:
         raise ColaRuleError(f"'{key}' may backtrack catastrophically: {problem}\n    {pattern}")
 
