@@ -34,7 +34,7 @@ from cola_core.io import (
     write_counted,
 )
 from cola_core.registry import load_checks
-from cola_core.report import render_table, summarise, write_report
+from cola_core.report import refusal_results, render_table, results_text, summarise, write_report
 from cola_core.sqlguard import allowing_outside_access
 
 if TYPE_CHECKING:
@@ -157,17 +157,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except ColaError as error:
-        _say_error(str(error))
-        return EXIT_ERROR
+        return _refuse(args, str(error))
     except KeyboardInterrupt:
         return 130
     except Exception as error:
         analysis = _analysis_error(error)
         if analysis is not None:
-            _say_error(f"Spark refused a query: {analysis}")
-            return EXIT_ERROR
+            return _refuse(args, f"Spark refused a query: {analysis}")
         traceback.print_exc()
         return EXIT_INTERNAL
+
+
+def _refuse(args: argparse.Namespace, message: str) -> int:
+    """Say why the run was refused (exit 2) and, with --results, write that down as well:
+    in cluster deploy mode the caller sees the results file, not this process's exit status,
+    and a refused run must not be retried like a crash."""
+    _say_error(message)
+    if args.results:
+        try:
+            _write_results(_local_results_path(args.results), refusal_results(message))
+        except ColaError:
+            pass  # the results path itself is the problem, and the message above says so
+    return EXIT_ERROR
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -278,7 +289,7 @@ def _write_results(path: Path, summary: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
-        partial.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        partial.write_text(results_text(summary), encoding="utf-8")
         # Atomic: a reader sees the previous file or the complete new one, never half of it.
         os.replace(partial, path)
     except OSError as error:

@@ -195,7 +195,11 @@ def test_a_rule_error_exits_2_with_the_message_and_no_traceback(tmp_path):
     )
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "cola: error: rules[1] (range): missing required parameter 'column'\n"
-    assert not results.exists()
+    # The refusal is written down, so that a caller who only sees the file (cluster deploy
+    # mode) knows the run was refused, not crashed, and does not retry it.
+    assert json.loads(results.read_text()) == {
+        "error": {"exit_code": 2, "message": "rules[1] (range): missing required parameter 'column'"}
+    }
 
 
 def test_invalid_yaml_exits_2_with_line_and_column(tmp_path):
@@ -283,7 +287,10 @@ def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
     stale.write_text('{"severity": "pass"}')  # left by an earlier run
     assert main(["check", "--rules", rules, "--input", missing, "--results", str(stale)]) == 2
     assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
-    assert not stale.exists()  # never mistaken for this failed run's results
+    # Never mistaken for this failed run's results: the earlier file is replaced by the refusal.
+    assert json.loads(stale.read_text()) == {
+        "error": {"exit_code": 2, "message": f"input path {missing!r} does not exist"}
+    }
     spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_ids")
     assert main(["check", "--rules", rules, "--table", "cola_cli_ids"]) == 2
     assert capsys.readouterr().err == (
@@ -313,7 +320,11 @@ def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_wri
         f"cola: error: output {invalid} already exists and its mode is 'error'; "
         'set "mode" to "overwrite" or "append", or choose another target\n'
     )
-    assert not valid.exists() and not results.exists()
+    assert not valid.exists()
+    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": (
+        f"output {invalid} already exists and its mode is 'error'; "
+        'set "mode" to "overwrite" or "append", or choose another target'
+    )}}
 
 
 @pytest.mark.spark
