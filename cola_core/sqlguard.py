@@ -7,10 +7,8 @@ and a function such as ``reflect`` reaches the JVM, so the text is checked in pu
 before Spark sees it, and again by Spark's own parser when a JVM session is at hand.
 
 The pure-Python check is built on a lexer that follows Spark SQL's lexical rules
-(``SqlBaseLexer``): single- and double-quoted strings with backslash escapes, raw strings
-(``r'...'``, no escapes), backtick identifiers (```` `` ```` inside), ``--`` comments (a
-backslash before the newline continues them), nested ``/* */`` comments, and ``;``. Only
-what lies outside literals and comments is code, and the rules below look at code alone:
+(:mod:`cola_core._sqllex`). Only what lies outside literals and comments is code, and the
+rules below look at code alone:
 
 - a query is one statement that starts like a query (``SELECT``, ``WITH``, ``FROM``,
   ``VALUES``, ``TABLE`` or a parenthesis); a condition holds no ``;`` at all;
@@ -28,9 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from cola_core._sqllex import Token, tokenize
 from cola_core.errors import ColaRuleError
 
 if TYPE_CHECKING:
@@ -98,33 +96,6 @@ _WRITE_KEYWORDS = frozenset(
 _QUERY_STARTERS = frozenset("SELECT WITH FROM VALUES TABLE".split())
 
 
-@dataclass(frozen=True)
-class Token:
-    """One lexical unit of code (literals keep their kind; comments are dropped).
-
-    Attributes:
-        kind: ``word`` (keyword or plain identifier), ``quoted`` (backtick identifier),
-            ``string`` (any string literal), or ``symbol`` (one punctuation character).
-        text: the word, the identifier without its backticks, the literal as written, or the
-            symbol.
-        start: offset of the token in the SQL text.
-        end: offset just past it.
-    """
-
-    kind: str
-    text: str
-    start: int
-    end: int
-
-    @property
-    def name(self) -> str | None:
-        """The identifier this token spells, lower-cased, or None when it is not one."""
-        return self.text.lower() if self.kind in ("word", "quoted") else None
-
-    def is_word(self, *words: str) -> bool:
-        return self.kind == "word" and self.text.upper() in words
-
-
 # -- the switch ---------------------------------------------------------------------------
 
 _outside_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("cola_outside_access", default=False)
@@ -147,105 +118,6 @@ def allowing_outside_access(allowed: bool = True) -> Iterator[None]:
 
 def outside_access_allowed() -> bool:
     return _outside_allowed.get()
-
-
-# -- the lexer ----------------------------------------------------------------------------
-
-
-def tokenize(sql: str, key: str = "sql") -> list[Token]:
-    """Split SQL text into code tokens the way Spark's lexer does.
-
-    Raises:
-        ColaRuleError: for an unclosed literal, identifier or comment, which Spark refuses too.
-    """
-    if not isinstance(sql, str):
-        raise ColaRuleError(f"'{key}' must be SQL text, got {type(sql).__name__}")
-    tokens: list[Token] = []
-    i, size = 0, len(sql)
-    while i < size:
-        char = sql[i]
-        if char.isspace():
-            i += 1
-        elif sql.startswith("--", i):
-            i = _skip_line_comment(sql, i)
-        elif sql.startswith("/*", i):
-            i = _skip_block_comment(sql, i, key)
-        elif char in "'\"":
-            end = _string_end(sql, i + 1, char, escapes=True, key=key)
-            tokens.append(Token("string", sql[i:end], i, end))
-            i = end
-        elif char in "rR" and i + 1 < size and sql[i + 1] in "'\"":
-            end = _string_end(sql, i + 2, sql[i + 1], escapes=False, key=key)
-            tokens.append(Token("string", sql[i:end], i, end))
-            i = end
-        elif char == "`":
-            end, name = _quoted_identifier(sql, i, key)
-            tokens.append(Token("quoted", name, i, end))
-            i = end
-        elif char.isalnum() or char == "_":
-            end = i + 1
-            while end < size and (sql[end].isalnum() or sql[end] == "_"):
-                end += 1
-            tokens.append(Token("word", sql[i:end], i, end))
-            i = end
-        else:
-            tokens.append(Token("symbol", char, i, i + 1))
-            i += 1
-    return tokens
-
-
-def _skip_line_comment(sql: str, i: int) -> int:
-    # Spark's SIMPLE_COMMENT: a backslash right before a newline carries the comment on.
-    i += 2
-    while i < len(sql):
-        if sql.startswith("\\\n", i):
-            i += 2
-        elif sql[i] in "\r\n":
-            return i
-        else:
-            i += 1
-    return i
-
-
-def _skip_block_comment(sql: str, i: int, key: str) -> int:
-    # Spark's BRACKETED_COMMENT nests: /* a /* b */ c */ is one comment.
-    start, depth, i = i, 1, i + 2
-    while i < len(sql):
-        if sql.startswith("/*", i):
-            depth, i = depth + 1, i + 2
-        elif sql.startswith("*/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    raise ColaRuleError(f"'{key}' has a /* comment that is never closed (it opens at offset {start})")
-
-
-def _string_end(sql: str, i: int, quote: str, *, escapes: bool, key: str) -> int:
-    start = i - 1
-    while i < len(sql):
-        if escapes and sql[i] == "\\":
-            i += 2
-        elif sql[i] == quote:
-            return i + 1
-        else:
-            i += 1
-    raise ColaRuleError(f"'{key}' has a string literal that is never closed (it opens at offset {start})")
-
-
-def _quoted_identifier(sql: str, i: int, key: str) -> tuple[int, str]:
-    start, parts, i = i, [], i + 1
-    while i < len(sql):
-        if sql.startswith("``", i):
-            parts.append("`")
-            i += 2
-        elif sql[i] == "`":
-            return i + 1, "".join(parts)
-        else:
-            parts.append(sql[i])
-            i += 1
-    raise ColaRuleError(f"'{key}' has a `quoted identifier` that is never closed (it opens at offset {start})")
 
 
 # -- the checks ---------------------------------------------------------------------------
