@@ -198,47 +198,35 @@ def _node_nullable(op: Any, av: Any) -> bool:
     return False
 
 
-def _last(items: Sequence[Any]) -> frozenset[str]:
-    """Characters a match of ``items`` can end with (on the sample alphabet)."""
-    found: set[str] = set()
-    for op, av in reversed(items):
-        found |= _node_last(op, av)
-        if not _node_nullable(op, av):
-            break
-    return frozenset(found)
-
-
-def _node_last(op: Any, av: Any) -> frozenset[str]:
-    if op in _REPEATS or (op in _SEALED and isinstance(av, tuple) and len(av) == 3):
-        return _last(list(av[2]))
-    if op == _c.SUBPATTERN:
-        return _last(list(av[-1]))
-    if op in _SEALED:
-        return _last(list(av))
-    if op == _c.BRANCH:
-        return frozenset().union(*(_last(list(alt)) for alt in av[1]))
-    return _atom(op, av)
-
-
 def _first(items: Sequence[Any]) -> frozenset[str]:
     """Characters a match of ``items`` can start with (on the sample alphabet)."""
+    return _edge(items, from_end=False)
+
+
+def _last(items: Sequence[Any]) -> frozenset[str]:
+    """Characters a match of ``items`` can end with (on the sample alphabet)."""
+    return _edge(items, from_end=True)
+
+
+def _edge(items: Sequence[Any], *, from_end: bool) -> frozenset[str]:
+    # Walk in from one end, through every node that may match nothing, to the first that must.
     found: set[str] = set()
-    for op, av in items:
-        found |= _node_first(op, av)
+    for op, av in (reversed(items) if from_end else items):
+        found |= _node_edge(op, av, from_end)
         if not _node_nullable(op, av):
             break
     return frozenset(found)
 
 
-def _node_first(op: Any, av: Any) -> frozenset[str]:
+def _node_edge(op: Any, av: Any, from_end: bool) -> frozenset[str]:
     if op in _REPEATS or (op in _SEALED and isinstance(av, tuple) and len(av) == 3):
-        return _first(list(av[2]))
+        return _edge(list(av[2]), from_end=from_end)
     if op == _c.SUBPATTERN:
-        return _first(list(av[-1]))
+        return _edge(list(av[-1]), from_end=from_end)
     if op in _SEALED:
-        return _first(list(av))
+        return _edge(list(av), from_end=from_end)
     if op == _c.BRANCH:
-        return frozenset().union(*(_first(list(alt)) for alt in av[1]))
+        return frozenset().union(*(_edge(list(alt), from_end=from_end) for alt in av[1]))
     return _atom(op, av)
 
 
