@@ -30,7 +30,7 @@ from cola_core._columns import column_of, scope_column
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
-from cola_core.sqlguard import confirm_query, nondeterministic_calls
+from cola_core.sqlguard import confirm_query
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -121,12 +121,6 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
-    called = nondeterministic_calls(condition)
-    if called:
-        raise ColaRuleError(
-            f"{condition!r} calls {called[0]}(), which gives another answer each time it runs; "
-            "a condition must decide the same way for a row every time"
-        )
     try:
         data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
         if not isinstance(data_type, BooleanType):
@@ -150,7 +144,8 @@ def _deterministic(filtered: DataFrame) -> bool:
     """Whether the analysed filter condition is deterministic, as Spark itself judges it.
 
     This reaches the JVM's plan, which only a classic session has; over Spark Connect the
-    names in :data:`cola_core.sqlguard.NONDETERMINISTIC_FUNCTIONS` are the check.
+    parser's check of the names in :data:`cola_core.sqlguard.NONDETERMINISTIC_FUNCTIONS`
+    stands alone.
     """
     jdf = getattr(filtered, "_jdf", None)
     if jdf is None:

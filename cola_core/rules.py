@@ -14,7 +14,7 @@ from cola_core._params import THRESHOLD
 from cola_core._structure import check_structure
 from cola_core.checks import METRIC_TYPES, BaseCheck
 from cola_core.errors import ColaRuleError, ThresholdError
-from cola_core.sqlguard import check_expression
+from cola_core.sqlguard import check_condition
 from cola_core.thresholds import threshold_of
 
 __all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
@@ -182,7 +182,7 @@ def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
                 f"'where' does not apply to a {rule['type']} rule; "
                 + ("put the condition in the query's own WHERE" if rule["type"] == "sql" else "it reads no rows")
             )
-        check_expression(rule["where"], "where")
+        check_condition(rule["where"], "where")
     if "tolerance" in rule:
         if not _takes_tolerance(cls):
             raise ColaRuleError(

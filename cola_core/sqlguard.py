@@ -40,6 +40,7 @@ __all__ = [
     "SWITCH",
     "Token",
     "allowing_outside_access",
+    "check_condition",
     "check_expression",
     "check_query",
     "confirm_query",
@@ -154,6 +155,22 @@ def check_expression(sql: str, key: str = "where") -> None:
     if not tokens:
         raise ColaRuleError(f"'{key}' holds no expression")
     _check_code(sql, tokens, key)
+
+
+def check_condition(sql: str, key: str = "where") -> None:
+    """:func:`check_expression` for a row condition, which must also be deterministic: the
+    scan and the split must reach the same decision for a row.
+
+    Raises:
+        ColaRuleError: as :func:`check_expression`, and for a nondeterministic builtin.
+    """
+    check_expression(sql, key)
+    called = nondeterministic_calls(sql)
+    if called:
+        raise ColaRuleError(
+            f"'{key}' calls {called[0]}(), which gives another answer each time it runs; "
+            "a condition must decide the same way for a row every time"
+        )
 
 
 def _statement(tokens: list[Token], key: str) -> list[Token]:

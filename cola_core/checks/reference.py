@@ -26,11 +26,11 @@ from cola_core._params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.checks.base import BaseCheck
 from cola_core.checks.metrics import judge_metric
 from cola_core.checks.rows import CountedRowCheck
-from cola_core.checks.sql import check_read_only
 from cola_core.checks.validity import column_type, rule_error, type_family
 from cola_core.errors import ColaRuleError, ColaSourceError
 from cola_core.io import SourceSpec, parse_source, read_source
 from cola_core.result import CheckResult
+from cola_core.sqlguard import check_condition
 from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ class ReconcileCheck(_ReferenceCheck):
                 )
         _parse_reference(params["reference"])
         if "reference_where" in params:
-            check_read_only(f"SELECT * WHERE {params['reference_where']}", "reference_where")
+            check_condition(params["reference_where"], "reference_where")
 
     def render_code(self) -> str:
         column = self.params.get("column")

@@ -10,9 +10,9 @@ from cola_core._columns import column_of, quote, top_level_name
 from cola_core._format import plural, render_code
 from cola_core._params import BOOL, STRING, Param
 from cola_core.checks.base import BaseCheck
-from cola_core.checks.sql import check_read_only
 from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
+from cola_core.sqlguard import check_condition
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -48,8 +48,7 @@ class ExpressionCheck(CountedRowCheck):
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
-        # The same guard as sql rules, applied to the expression as if it were a WHERE clause.
-        check_read_only(f"SELECT * WHERE {params['expression']}", "expression")
+        check_condition(params["expression"], "expression")
 
     def render_code(self) -> str:
         return render_code(self.rule_type, self.params["expression"])

@@ -486,7 +486,7 @@ PARSE_ERRORS = [
     (
         {"type": "reconcile", "aggregate": "sum", "column": "a", "reference": REFERENCE, "must_be": "< 1%",
          "reference_where": "1 = 1; DROP TABLE customers"},
-        "rules[0] (reconcile): 'reference_where' holds more than one statement; give a single SELECT or WITH query",
+        "rules[0] (reconcile): 'reference_where' must be one SQL expression such as \"amount > 0\", but holds a ';'",
     ),
     (
         {"type": "reconcile", "aggregate": "count", "reference": REFERENCE, "must_be": "< 1%", "tolerance": "< 1%"},
