@@ -40,15 +40,21 @@ _NOISE_LINE = re.compile(
     r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\"|\s+at \S+\(.*\)$|\s*\.\.\. \d+ more$)"
 )
 _TAIL_LINES = 30
-# A key names a secret when one of its segments (split at punctuation and camelCase) is one
-# of these words, or contains one of the long ones: spark.myapp.credential,
-# spark.hadoop.fs.s3a.secret.key, fs.s3a.access.key, apiKey, password. Short words count only
-# as whole segments, so "monkey" or "author" do not.
+# A key names a secret when, read case-insensitively, one of its segments contains one of
+# _SECRET_WORDS, or is one of _SECRET_SEGMENTS, or two segments in a row read "connection
+# string". The segments are the parts between punctuation, each also split at camelCase
+# (so "sasToken" gives "sastoken", "sas" and "token", and "kEy" gives "key"). Examples:
+# spark.myapp.credential, spark.hadoop.fs.s3a.secret.key, fs.s3a.access.key, apiKey,
+# AZURE_STORAGE_CONNECTION_STRING, connectionString. Short words count only as whole
+# segments, so "monkey", "keyspace" or "author" do not.
 _SECRET_WORDS = (
-    "accesskey", "apikey", "credential", "passphrase", "passwd", "password", "private", "secret", "token",
+    "accesskey", "apikey", "bearer", "connectionstring", "cookie", "credential", "hmac", "passphrase", "passwd",
+    "password", "private", "secret", "signature", "token",
 )
-_SECRET_SEGMENTS = frozenset({"key", "pwd", "pass", "auth", "keytab", "sas", "jwt", "oauth"})
-_SEGMENT = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_SECRET_SEGMENTS = frozenset({"key", "pwd", "pw", "pass", "auth", "keytab", "sas", "jwt", "oauth"})
+_SECRET_PAIRS = frozenset({("connection", "string")})
+_PART = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _MASK = "******"
 # cola exits 2 for a usage, source or rule error: the same inputs would be refused again.
 EXIT_REFUSED = 2
@@ -114,10 +120,19 @@ def launcher_environment(
                 os.environ[name] = value
 
 
+def _segments(key: Any) -> tuple[list[str], list[str]]:
+    """The lower-cased parts of ``key`` between punctuation, and its words (parts split at camelCase)."""
+    parts = _PART.findall(str(key))
+    words = [word.lower() for part in parts for word in _CAMEL_WORD.findall(part)]
+    return [part.lower() for part in parts], words
+
+
 def names_a_secret(key: Any) -> bool:
-    """Whether a conf, environment or option key names a secret (see ``_SECRET_WORDS``)."""
-    segments = [segment.lower() for segment in _SEGMENT.findall(str(key))]
-    return any(segment in _SECRET_SEGMENTS or any(word in segment for word in _SECRET_WORDS) for segment in segments)
+    """Whether a conf, environment or option key names a secret (the rules are above ``_SECRET_WORDS``)."""
+    parts, words = _segments(key)
+    if any(segment in _SECRET_SEGMENTS or any(word in segment for word in _SECRET_WORDS) for segment in parts + words):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
 
 
 def sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:

@@ -58,26 +58,102 @@ def test_launcher_environment_is_set_for_the_submit_and_restored(monkeypatch):
     assert os.environ["PYSPARK_PYTHON"] == "/usr/bin/python3"
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        "spark.myapp.credential", "spark.hadoop.fs.s3a.secret.key", "spark.hadoop.fs.s3a.access.key",
-        "spark.hadoop.fs.s3a.accesskey", "password", "PASSWORD", "db_passwd", "pwd", "apiKey", "api_key", "X-API-KEY",
-        "spark.authenticate.secret", "auth", "spark.myapp.auth.header", "privateKey", "oauth.token",
-        "spark.ssl.keyStorePassword", "spark.kubernetes.driver.secretKeyRef.TOKEN",
-    ],
-)
-def test_keys_naming_a_secret(key):
-    assert names_a_secret(key)
+# key -> whether it names a secret (its value masked).
+SECRET_KEYS = {
+    # Segments containing a long word.
+    "spark.myapp.credential": True,
+    "spark.hadoop.fs.s3a.secret.key": True,
+    "spark.hadoop.fs.s3a.access.key": True,
+    "spark.hadoop.fs.s3a.accesskey": True,
+    "password": True,
+    "PASSWORD": True,
+    "db_passwd": True,
+    "apiKey": True,
+    "api_key": True,
+    "X-API-KEY": True,
+    "spark.authenticate.secret": True,
+    "privateKey": True,
+    "oauth.token": True,
+    "spark.ssl.keyStorePassword": True,
+    "spark.kubernetes.driver.secretKeyRef.TOKEN": True,
+    "sasToken": True,
+    "bearer": True,
+    "spark.myapp.bearerToken": True,
+    "cookie": True,
+    "spark.myapp.sessionCookie": True,
+    "hmac": True,
+    "HMACKEY": True,
+    "signature": True,
+    "spark.myapp.requestSignature": True,
+    # Whole segments.
+    "pwd": True,
+    "pw": True,
+    "DB_PW": True,
+    "auth": True,
+    "spark.myapp.auth.header": True,
+    "sas": True,
+    "jwt": True,
+    "spark.myapp.keytab": True,
+    # Case does not matter, even inside a segment.
+    "spark.myapp.kEy": True,
+    "spark.myapp.KEY": True,
+    "spark.myapp.PassWord": True,
+    "spark.myapp.SiGnAtUrE": True,
+    # "connection" followed by "string", whatever separates them.
+    "connectionString": True,
+    "ConnectionString": True,
+    "AZURE_STORAGE_CONNECTION_STRING": True,
+    "spark.myapp.connection.string": True,
+    "spark.myapp.connection-string": True,
+    "spark.myapp.connectionstring": True,
+    "spark.myapp.connectionStringFormat": True,
+    # Not secrets.
+    "spark.ui.enabled": False,
+    "spark.sql.shuffle.partitions": False,
+    "header": False,
+    "spark.author": False,
+    "monkey": False,
+    "keyspace": False,
+    "keyspace.name": False,
+    "spark.cassandra.keyspace": False,
+    "spark.authenticate": False,
+    "inferSchema": False,
+    "spark.executor.memory": False,
+    "spark.myapp.connection.timeout": False,
+    "spark.myapp.string": False,
+    "spark.myapp.string.connection": False,
+    "spark.myapp.connection.pool.string": False,
+    "spark.myapp.power": False,
+    "spark.myapp.passes": False,
+    "": False,
+}
 
 
-@pytest.mark.parametrize(
-    "key",
-    ["spark.ui.enabled", "spark.sql.shuffle.partitions", "header", "spark.author", "monkey", "spark.authenticate",
-     "inferSchema", "spark.executor.memory", "keyspace.name"],
-)
-def test_keys_not_naming_a_secret(key):
-    assert not names_a_secret(key)
+@pytest.mark.parametrize(("key", "masked"), list(SECRET_KEYS.items()))
+def test_which_keys_name_a_secret(key, masked):
+    assert names_a_secret(key) is masked
+
+
+def test_keys_that_are_not_strings_are_read_as_text():
+    assert names_a_secret(None) is False
+    assert names_a_secret(42) is False
+
+
+def test_sensitive_settings_keep_the_new_secret_keys():
+    conf = {
+        "spark.myapp.connection.string": "Server=db;Password=x1",
+        "spark.executor.memory": "2g",
+        "spark.myapp.kEy": "k-123",
+    }
+    env = {"AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https", "HOME": "/home/u"}
+    options = {"sasToken": "sv=2024", "keyspace": "ks", "bearer": "b-1"}
+    assert sensitive_settings(conf, env, options) == {
+        "spark.myapp.connection.string": "Server=db;Password=x1",
+        "spark.myapp.kEy": "k-123",
+        "AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https",
+        "sasToken": "sv=2024",
+        "bearer": "b-1",
+    }
 
 
 def test_sensitive_settings_skip_empty_values():
