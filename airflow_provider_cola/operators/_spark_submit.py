@@ -15,6 +15,7 @@ import shutil
 import sys
 from collections import deque
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -132,7 +133,7 @@ def names_a_secret(key: Any) -> bool:
     parts, words = _segments(key)
     if any(segment in _SECRET_SEGMENTS or any(word in segment for word in _SECRET_WORDS) for segment in parts + words):
         return True
-    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+    return any(pair in _SECRET_PAIRS for pair in pairwise(words))
 
 
 def sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:

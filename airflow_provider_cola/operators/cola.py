@@ -7,7 +7,6 @@ XCom, and then branch on the worst severity or apply ``on_failure``.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
@@ -23,14 +22,18 @@ from airflow_provider_cola._outcome import (
     settle,
 )
 from airflow_provider_cola._rules import (
-    RuleBlock,
     checked_local_path,
-    checked_output,
     checked_source,
     dag_folder,
     load_rules,
 )
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.operators._argv import (
+    job_arguments,
+    report_arguments,
+    rules_file,
+    split_output_arguments,
+)
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._spark_submit import (
     ColaSubmitHook,
@@ -233,20 +236,17 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         secrets = self._mask_secrets()
         with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
             results = ResultsFile(workdir, self.results_uri)
-            rules_file, shipped = self._rules_file(block, Path(workdir), deploy_mode)
-            arguments = [
+            rules, shipped = rules_file(block, Path(workdir), deploy_mode)
+            arguments = job_arguments(
                 self.command,
-                "--rules", rules_file,
-                *_source_arguments(source),
-                "--results", results.target,
-                "--pipeline", self.pipeline or f"{self.dag_id}.{self.task_id}",
-                "--samples", str(self.samples),
-                *outputs,
-                *(["--allow-external-access"] if self.allow_external_access else []),
-                # Exit 0 once the results file is written, even when checks failed: the hook
-                # treats any non-zero exit as a crash, and the decision is made from the file.
-                "--fail-exit-code", "0",
-            ]
+                rules=rules,
+                source=source,
+                results=results.target,
+                pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
+                samples=self.samples,
+                outputs=outputs,
+                allow_external_access=self.allow_external_access,
+            )
             self._hook = self._make_hook(arguments, shipped, secrets)
             # The local master reads this machine's files: a missing one fails before any JVM.
             checked_local_path(source, self._hook.master)
@@ -277,10 +277,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             self._hook.on_kill()
 
     def _output_arguments(self) -> list[str]:
-        if self.report is None:
-            return []
-        checked_output(self.report, "report")
-        return ["--report", _output_text(self.report)]
+        return report_arguments(self.report)
 
     def _resolved_deploy_mode(self) -> str:
         # Resolved as the hook does (argument, then the connection's extra), before the hook
@@ -292,21 +289,6 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         except AirflowException:
             return "client"
         return extra.get("deploy-mode") or "client"
-
-    def _rules_file(self, block: RuleBlock, workdir: Path, deploy_mode: str) -> tuple[str, list[str]]:
-        """The ``--rules`` argument, and the files to ship for it.
-
-        In cluster mode the driver runs elsewhere: the file travels with ``--files`` and is
-        read from the driver's working folder by its name.
-        """
-        path = block.path
-        if path is None:
-            path = workdir / "rules.json"
-            path.write_text(json.dumps(block.rules, indent=2), encoding="utf-8")
-        path = path.resolve()
-        if deploy_mode == "cluster":
-            return path.name, [str(path)]
-        return str(path), []
 
     def _make_hook(self, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
         py_files = ",".join(filter(None, [str(_py_files_zip()), self.py_files]))
@@ -378,33 +360,9 @@ class ColaSplitOperator(ColaCheckOperator):
         self.quarantine_key = quarantine_key
 
     def _output_arguments(self) -> list[str]:
-        arguments = super()._output_arguments()
-        for flag, config, what in (
-            ("--valid-output", self.valid_output, "valid_output"),
-            ("--invalid-output", self.invalid_output, "invalid_output"),
-        ):
-            checked_output(config, what)
-            arguments += [flag, _output_text(config)]
-        if self.annotate:
-            arguments += ["--annotate", self.annotate]
-        for column in self.quarantine_key or []:
-            arguments += ["--quarantine-key", column]
-        return arguments
-
-
-def _source_arguments(source: Any) -> list[str]:
-    if source.path is not None:
-        arguments = ["--input", source.path, "--format", source.format]
-        for key, value in source.options.items():
-            arguments += ["--option", f"{key}={value}"]
-        return arguments
-    if source.table is not None:
-        return ["--table", source.table]
-    return ["--query", source.query]
-
-
-def _output_text(config: Mapping[str, Any] | str) -> str:
-    return config if isinstance(config, str) else json.dumps(dict(config))
+        return super()._output_arguments() + split_output_arguments(
+            self.valid_output, self.invalid_output, self.annotate, self.quarantine_key
+        )
 
 
 def _py_files_zip() -> Path:
