@@ -1,0 +1,71 @@
+"""The job's command line, built from validated rules, sources and outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from airflow_provider_cola._rules import RuleBlock, checked_source
+from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.operators._argv import (
+    job_arguments,
+    report_arguments,
+    rules_file,
+    split_output_arguments,
+)
+
+pytestmark = pytest.mark.airflow
+
+
+def arguments(source: dict, **overrides) -> list[str]:
+    values = {
+        "rules": "/r/rules.json", "source": checked_source(source), "results": "/t/results.json",
+        "pipeline": "dag.task", "samples": 3, "outputs": [], "allow_external_access": False,
+    }
+    return job_arguments("check", **{**values, **overrides})
+
+
+def test_a_path_source_gives_input_format_and_options():
+    assert arguments({"path": "/data/orders", "format": "csv", "options": {"header": "true", "sep": ";"}}) == [
+        "check", "--rules", "/r/rules.json",
+        "--input", "/data/orders", "--format", "csv", "--option", "header=true", "--option", "sep=;",
+        "--results", "/t/results.json", "--pipeline", "dag.task", "--samples", "3", "--fail-exit-code", "0",
+    ]
+
+
+def test_table_and_query_sources_with_outputs_and_the_switch():
+    assert arguments({"table": "db.orders"}, outputs=["--report", "/rep"], allow_external_access=True) == [
+        "check", "--rules", "/r/rules.json", "--table", "db.orders",
+        "--results", "/t/results.json", "--pipeline", "dag.task", "--samples", "3",
+        "--report", "/rep", "--allow-external-access", "--fail-exit-code", "0",
+    ]
+    assert arguments({"query": "SELECT 1 AS x"})[3:5] == ["--query", "SELECT 1 AS x"]
+
+
+def test_report_and_split_outputs():
+    assert report_arguments(None) == []
+    assert report_arguments("/reports/dq") == ["--report", "/reports/dq"]
+    assert report_arguments({"path": "/reports/dq", "format": "delta"}) == [
+        "--report", '{"path": "/reports/dq", "format": "delta"}'
+    ]
+    assert split_output_arguments("/v", {"table": "db.bad"}, "dq_errors", ["order_id", "line"]) == [
+        "--valid-output", "/v", "--invalid-output", '{"table": "db.bad"}',
+        "--annotate", "dq_errors", "--quarantine-key", "order_id", "--quarantine-key", "line",
+    ]
+    assert split_output_arguments("/v", "/i", None, None) == ["--valid-output", "/v", "--invalid-output", "/i"]
+    with pytest.raises(ColaConfigError):
+        split_output_arguments({"format": "parquet"}, "/i", None, None)
+
+
+def test_inline_rules_are_written_and_shipped_by_name_in_cluster_mode(tmp_path):
+    block = RuleBlock([{"type": "row_count", "min": 1}], None, 1)
+    assert rules_file(block, tmp_path, "client") == (str(tmp_path.resolve() / "rules.json"), [])
+    assert json.loads((tmp_path / "rules.json").read_text(encoding="utf-8")) == [{"type": "row_count", "min": 1}]
+    assert rules_file(block, tmp_path, "cluster") == ("rules.json", [str(tmp_path.resolve() / "rules.json")])
+
+    given = tmp_path / "orders.yaml"
+    given.write_text("- type: row_count\n", encoding="utf-8")
+    assert rules_file(RuleBlock([], given, 1), tmp_path / "unused", "cluster") == (
+        "orders.yaml", [str(given.resolve())]
+    )
