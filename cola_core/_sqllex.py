@@ -2,8 +2,9 @@
 
 It follows Spark's ``SqlBaseLexer``: single- and double-quoted strings with backslash escapes,
 raw strings (``r'...'``, no escapes), backtick identifiers (```` `` ```` inside), ``--``
-comments (a backslash right before the newline carries them on) and nested ``/* */``
-comments. The guard in :mod:`cola_core.sqlguard` reads code through it, so quotes and
+comments (a backslash right before the newline carries them on), nested ``/* */``
+comments (a nested one never opens at ``/*+``) and hints (``/*+ ... */``, whose contents are
+code). The guard in :mod:`cola_core.sqlguard` reads code through it, so quotes and
 comments can hide nothing from the guard that Spark would see as code.
 """
 
@@ -59,8 +60,17 @@ def tokenize(sql: str, key: str = "sql") -> list[Token]:
             i += 1
         elif sql.startswith("--", i):
             i = _skip_line_comment(sql, i)
+        elif sql.startswith("/*+", i):
+            # A hint, not a comment: Spark lexes what follows as code (hint parameters are
+            # expressions), up to its */.
+            tokens.append(Token("symbol", "/*+", i, i + 3))
+            i += 3
         elif sql.startswith("/*", i):
             i = _skip_block_comment(sql, i, key)
+        elif sql.startswith("*/", i):
+            # One token in Spark (a hint's end), so "*/*" is never "*" then a comment.
+            tokens.append(Token("symbol", "*/", i, i + 2))
+            i += 2
         elif char in "'\"":
             end = _string_end(sql, i + 1, char, escapes=True, key=key)
             tokens.append(Token("string", sql[i:end], i, end))
@@ -99,10 +109,12 @@ def _skip_line_comment(sql: str, i: int) -> int:
 
 
 def _skip_block_comment(sql: str, i: int, key: str) -> int:
-    # Spark's BRACKETED_COMMENT nests: /* a /* b */ c */ is one comment.
+    # Spark's BRACKETED_COMMENT nests: /* a /* b */ c */ is one comment. But a nested comment
+    # never opens at "/*+" (the rule is guarded by !isHint()), so in /* /*+ */ code the
+    # first */ closes the comment and "code" is code.
     start, depth, i = i, 1, i + 2
     while i < len(sql):
-        if sql.startswith("/*", i):
+        if sql.startswith("/*", i) and not sql.startswith("/*+", i):
             depth, i = depth + 1, i + 2
         elif sql.startswith("*/", i):
             depth, i = depth - 1, i + 2

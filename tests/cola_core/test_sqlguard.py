@@ -45,6 +45,13 @@ def test_tokens_follow_sparks_lexical_rules():
     ]
 
 
+def test_a_nested_comment_never_opens_at_a_hint_as_in_spark():
+    assert [t.text for t in tokenize("SELECT 1 /* /*+ */ , x -- */")] == ["SELECT", "1", ",", "x"]
+    assert [t.text for t in tokenize("SELECT 1 /* /*+ /* */ */ AS y")] == ["SELECT", "1", "AS", "y"]
+    assert [t.text for t in tokenize("SELECT /*+ REPARTITION(2) */ 1")] == [
+        "SELECT", "/*+", "REPARTITION", "(", "2", ")", "*/", "1"]
+
+
 def test_a_line_comment_goes_on_after_a_backslash_newline_as_in_spark():
     # Spark's SIMPLE_COMMENT swallows "\<newline>", so the INSERT below is still comment.
     assert [t.text for t in tokenize("SELECT 1 -- c \\\nINSERT INTO t\nFROM x")] == ["SELECT", "1", "FROM", "x"]
@@ -97,6 +104,14 @@ CORPUS = [
     ("SELECT '${env:HOME}' AS home", outside("uses ${...} (Spark replaces it with configuration or environment values)")),
     ("SELECT * FROM IDENTIFIER('text.`/etc/passwd`')",
      outside("uses IDENTIFIER(...) (it builds a name at run time; write the name itself)")),
+    # A nested comment never opens at /*+ in Spark, so the first */ ends the comment here.
+    ("SELECT 1 /* /*+ */ , java_method('java.lang.String', 'valueOf', 'x') AS leak -- */",
+     outside("calls java_method() (it calls a Java method in the JVM)")),
+    ("SELECT first(value) /* /*+ */ FROM text.`/etc/hostname` -- */",
+     outside("reads text.`/etc/hostname` (a path relation reads files)")),
+    # A hint's parameters are code.
+    ("SELECT /*+ REPARTITION(java_method('java.lang.String', 'valueOf', 'x')) */ 1",
+     outside("calls java_method() (it calls a Java method in the JVM)")),
     ("SELECT TRANSFORM(id) USING 'cat /etc/passwd' AS (line) FROM t",
      outside("runs the program 'cat /etc/passwd' (script transformation)")),
 ]
@@ -247,7 +262,7 @@ def test_sparks_parser_confirms_sql_rules_before_any_job(spark, job_counter):
     )
 
 
-LEXER_PIECES = ["SELECT 1", " ", "'", '"', "\\", "r'", "`", "--", "\n", "/*", "*/", "INSERT INTO t SELECT 2",
+LEXER_PIECES = ["SELECT 1", " ", "'", '"', "\\", "r'", "`", "--", "\n", "/*", "/*+", "*/", "INSERT INTO t SELECT 2",
                 "DROP TABLE t", ";", "a", "(", ")", "WITH x AS (SELECT 1) ", "\\\n"]
 
 
@@ -269,6 +284,30 @@ def test_whatever_the_lexer_accepts_spark_parses_as_a_query(spark, pieces):
         plan = spark._jsparkSession.sessionState().sqlParser().parseQuery(sql)
         assert "Command" not in plan.getClass().getName()
         assert "Insert" not in plan.toString()
+
+
+def spark_code(spark, sql: str) -> str:
+    """The code characters of ``sql`` as Spark's own lexer sees them (comments and spaces
+    dropped), read through the same upper-casing stream Spark's parser uses."""
+    parser = spark._jvm.org.apache.spark.sql.catalyst.parser
+    stream = parser.UpperCaseCharStream(spark._jvm.org.antlr.v4.runtime.CharStreams.fromString(sql))
+    lexer = parser.SqlBaseLexer(stream)
+    lexer.removeErrorListeners()
+    return "".join(token.getText() for token in lexer.getAllTokens() if token.getChannel() == 0)
+
+
+@pytest.mark.spark
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(st.sampled_from([*LEXER_PIECES, "*", "/", "-", "R\"", "'it''s'", "``", "/* /*+ */", "x\\'"]), max_size=14))
+def test_the_lexer_finds_the_same_code_as_sparks_lexer(spark, pieces):
+    """A differential test against Spark's SqlBaseLexer: whatever the quotes, escapes and
+    comments, the guard reads exactly the characters Spark reads as code."""
+    sql = "SELECT " + "".join(pieces)
+    try:
+        tokens = tokenize(sql)
+    except ColaRuleError:
+        return  # unclosed: refused, and Spark refuses it too
+    assert "".join(sql[t.start:t.end] for t in tokens) == spark_code(spark, sql)
 
 
 @pytest.mark.spark
