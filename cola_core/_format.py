@@ -21,7 +21,8 @@ def format_number(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, Decimal):
-        value = float(value)
+        # A whole decimal keeps its exact digits (a sum of bigints); others read as floats.
+        value = int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -29,6 +30,9 @@ def format_number(value: Any) -> str:
             return str(value)
         if value.is_integer() and abs(value) < 1e16:
             return str(int(value))
+        if abs(value) >= 1e16:
+            # Beyond 16 digits a double's digits are noise: 1e308 reads '1e+308', not 309 digits.
+            return repr(value)
         text = f"{value:.4f}".rstrip("0").rstrip(".")
         return "0" if text in ("-0", "") else text
     return str(value)

@@ -115,8 +115,11 @@ def _is_number(value: Any) -> bool:
 
 
 _ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?)?)?$"
+    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?)?)?\Z",
+    re.ASCII,
 )
+# Spark reads zone offsets up to 18 hours either way (java.time.ZoneOffset); Python up to 24.
+_LARGEST_OFFSET = dt.timedelta(hours=18)
 
 
 def _as_datetime(value: Any) -> dt.datetime:
@@ -125,10 +128,12 @@ def _as_datetime(value: Any) -> dt.datetime:
         return value
     if isinstance(value, dt.date):
         return dt.datetime.combine(value, dt.time())
-    year, month, day, hour, minute, second, fraction, zone = _ISO.match(value.strip()).groups()
+    year, month, day, hour, minute, second, fraction, zone = _ISO.match(value).groups()
     tzinfo = None
     if zone:
         offset = dt.timedelta() if zone == "Z" else dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        if offset > _LARGEST_OFFSET:
+            raise ValueError(f"the zone offset {zone} is beyond Spark's largest, +-18:00")
         tzinfo = dt.timezone(-offset if zone[0] == "-" else offset)
     return dt.datetime(
         int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
@@ -137,10 +142,17 @@ def _as_datetime(value: Any) -> dt.datetime:
 
 
 def _parse_bound(value: Any, key: str) -> Any:
-    """Range bounds written as strings must be ISO dates or timestamps, and real ones."""
+    """Range bounds written as strings must be ISO dates or timestamps, and real ones, with
+    nothing around them: Spark's cast trims whitespace that its regex-checked reading of a
+    string column does not, so a padded bound would mean different things on the two."""
     if value is None or _is_number(value) or isinstance(value, (dt.date, dt.datetime)):
         return value
-    if not (isinstance(value, str) and is_datetime_text(value.strip())):
+    if isinstance(value, str) and value != value.strip() and is_datetime_text(value.strip()):
+        raise ColaRuleError(
+            f"'{key}' is {value!r}, which has leading or trailing whitespace; "
+            "write the date or timestamp alone, like '2024-01-31'"
+        )
+    if not (isinstance(value, str) and is_datetime_text(value)):
         raise ColaRuleError(f"'{key}' is {value!r}, which is neither a number nor an ISO date like '2024-01-31'")
     try:
         _as_datetime(value)
@@ -208,7 +220,7 @@ class RangeCheck(_LabelledCheck):
             if family == "string":
                 return numeric_text(text), None
             raise rule_error(self, f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
-        date_only = all(not isinstance(b, dt.datetime) and len(format_value(b).strip()) == 10 for b in bounds)
+        date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in bounds)
         if family == "date":
             return (column, "date") if date_only else (column.cast("timestamp"), "timestamp")
         if family == "timestamp":
@@ -222,8 +234,9 @@ class RangeCheck(_LabelledCheck):
         value, cast_to = self._comparable(df)
 
         def bound(raw: Any) -> Column:
-            # Date bounds were read as real dates at parse time, so this cast cannot fail.
-            return number_literal(raw) if cast_to is None else F.lit(format_value(raw).strip()).cast(cast_to)
+            # Date bounds were read as real dates (with an offset Spark takes) at parse time, so
+            # this cast of the rule's own text cannot fail.
+            return number_literal(raw) if cast_to is None else F.lit(format_value(raw)).cast(cast_to)
 
         inside = []
         if self.params.get("min") is not None:

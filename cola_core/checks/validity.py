@@ -139,8 +139,12 @@ VALIDITY_PARAMS = {
     "valid_length": Param(WHOLE),
 }
 
-# Text that Spark's string-to-double cast accepts without error under ANSI mode.
-_NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"
+# Text that Spark's string-to-double cast reads as a number: ASCII digits, with the ASCII
+# whitespace Spark trims around them (Java's \s is ASCII only; Python's is read with re.ASCII
+# to match). It ends in \z, never $, which would let "1\u2028" through to the cast.
+_NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*\z"
+# The same test for rule values (see _rule_number).
+_NUMERIC_PYTHON = re.compile(r"\A\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*\Z", re.ASCII)
 # ISO dates and timestamps that Spark's string cast reads the same way Python does (Spark
 # takes a zone only after the seconds). The shape only: '2022-02-30' has it, so Spark reads
 # such text with try-cast semantics (datetime_of_text).
@@ -226,10 +230,19 @@ def rule_error(check: BaseCheck, reason: str) -> ColaRuleError:
 
 
 def numeric_text(text: Column) -> Column:
-    """``text`` as a double when it holds a number, else NULL (never a cast error)."""
+    """``text`` as a double when it holds a number, else NULL (never a cast error).
+
+    The regex keeps out what Spark's cast would read too loosely (``'1d'``, ``'Infinity'``);
+    the try-cast makes sure no text that slips past it can fail the job.
+    """
     from pyspark.sql import functions as F
 
-    return F.when(text.rlike(_NUMERIC_TEXT), text.cast("double"))
+    shaped = F.when(text.rlike(_NUMERIC_TEXT), text)
+    if hasattr(shaped, "try_cast"):  # pyspark >= 4.0
+        return try_cast(shaped, "double")
+    # pyspark 3.5 has no try-cast to double; the \z-anchored ASCII shape above is text that
+    # Spark's cast reads without error.
+    return shaped.cast("double")
 
 
 def datetime_of_text(text: Column, type_name: str = "timestamp") -> Column:
@@ -269,6 +282,32 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
 
+def _rule_number(text: str, data_type: DataType) -> Any:
+    """A rule's text as the number Spark would read it as, for a ``data_type`` column; None
+    when it is no number, or none that a value of that type could equal.
+
+    Whole numbers stay exact Python ints (a float would make ``9007199254740993`` equal to
+    ``9007199254740992``); fractions are decimals on a decimal column, floats elsewhere.
+    """
+    from pyspark.sql import types as T
+
+    if not _NUMERIC_PYTHON.match(text):
+        return None
+    number = Decimal(text.strip())
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return float(number)  # a double column compares in doubles anyway
+    if number == number.to_integral_value():
+        whole = int(number) if number.adjusted() < 39 else None  # no Spark number holds more
+        return whole if whole is not None and abs(whole) <= LARGEST_EXACT_NUMBER else None
+    if isinstance(data_type, T.DecimalType):
+        # A fraction with more decimals than the column's scale equals none of its values.
+        _, digits, exponent = number.as_tuple()
+        while exponent < 0 and digits[-1:] == (0,):  # 0.10 has the scale of 0.1
+            digits, exponent = digits[:-1], exponent + 1
+        return number if -exponent <= data_type.scale and len(digits) <= 38 else None
+    return None  # an integral column holds no fraction
+
+
 def comparable_values(values: Sequence[Any], data_type: DataType | None) -> list[Any]:
     """The rule values that a value of ``data_type`` could equal, converted for a Spark literal.
 
@@ -283,10 +322,9 @@ def comparable_values(values: Sequence[Any], data_type: DataType | None) -> list
         if family == "string":
             kept.append(value if isinstance(value, str) else format_value(value))
         elif family in ("numeric", "float"):
-            if _is_number(value):
-                kept.append(value)
-            elif isinstance(value, str) and re.match(_NUMERIC_TEXT, value):
-                kept.append(float(value))
+            number = _rule_number(value, data_type) if isinstance(value, str) else value
+            if _is_number(number):
+                kept.append(number)
         elif family == "boolean":
             if isinstance(value, bool):
                 kept.append(value)

@@ -264,3 +264,125 @@ def test_a_json_1e400_bound_is_refused_as_infinite():
 
     rule = json.loads('{"type": "range", "column": "n", "max": 1e400}')
     assert refused(rule) == "rules[0] (range): 'max' is inf; a number in a rule must be finite"
+
+
+# -- numbers held as text ----------------------------------------------------------------
+
+# Java's '$' matches before a final line terminator and Java's '\s' is ASCII only, so the
+# first three once passed the shape test and then failed the job in the cast to double.
+NUMERIC_TEXTS = ["1\u2028", "1\x85", "1\u2029", "1\n", "1\r\n", " 1 ", "1e5", "\u0661\u0662", "1"]
+
+
+@pytest.fixture
+def numeric_texts(spark):
+    return spark.createDataFrame([(v,) for v in NUMERIC_TEXTS], "s string")
+
+
+def test_range_on_numbers_held_as_text_never_crashes(numeric_texts):
+    rule = {"type": "range", "column": "s", "min": 0, "max": 10}
+    valid, invalid = Cola().split(numeric_texts, [rule])
+    # ASCII whitespace around a number is Spark's to trim; a Unicode terminator, an exponent
+    # beyond the bounds and Arabic-Indic digits are out of range.
+    assert sorted(row.s for row in valid.collect()) == sorted(["1\n", "1\r\n", " 1 ", "1"])
+    assert sorted(row.s for row in invalid.collect()) == sorted(["1\u2028", "1\x85", "1\u2029", "1e5", "\u0661\u0662"])
+    assert run_one(numeric_texts, rule) == CheckResult(
+        "range", False, "range(s,0,10): 5 values out of range (between 0 and 10)", 5, code="range(s,0,10)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "invalid"),
+    [({"valid_min": 0}, 4), ({"valid_max": 10}, 5), ({"valid_min": 0, "valid_max": 1e6}, 4)],
+)
+def test_validity_bounds_on_numbers_held_as_text_never_crash(numeric_texts, settings, invalid):
+    rule = {"type": "invalid_count", "column": "s", "must_be": "= 0", **settings}
+    assert count_of(numeric_texts, rule) == invalid
+
+
+@pytest.mark.parametrize(
+    ("values", "kept"),
+    [
+        (["1\u2028", "1\x85", "1\u2029", "\u0661\u0662", "1 x", "0x10"], []),
+        (["1\n", " 1 ", "1\r\n", "\t1\n\n"], [1, 1, 1, 1]),
+        (["1e5", "-0", "1.0"], [100000, 0, 1]),
+    ],
+)
+def test_rule_texts_compare_as_numbers_only_when_spark_reads_them_so(values, kept):
+    from pyspark.sql.types import DoubleType, LongType
+
+    from cola_core.checks.validity import comparable_values
+
+    assert comparable_values(values, LongType()) == kept
+    assert all(type(number) is int for number in comparable_values(values, LongType()))
+    assert comparable_values(values, DoubleType()) == [float(v) for v in kept]
+    # A bigint holds no fraction; a double does.
+    assert comparable_values(["2.50"], LongType()) == []
+    assert comparable_values(["2.50"], DoubleType()) == [2.5]
+
+
+def test_integer_text_in_valid_values_compares_exactly_on_a_bigint_column(spark):
+    df = spark.createDataFrame([(2**53,), (2**53 + 1,), (None,)], "n bigint")
+    rule = {"type": "invalid_count", "column": "n", "valid_values": [str(2**53 + 1)], "must_be": "= 0"}
+    valid, invalid = Cola().split(df, [rule])
+    assert [row.n for row in invalid.collect()] == [2**53]
+    assert [row.n for row in valid.collect()] == [2**53 + 1, None]
+    missing = {"type": "missing_count", "column": "n", "missing_values": [str(2**53 + 1)], "must_be": "= 0"}
+    assert count_of(df, missing) == 2
+
+
+def test_decimal_text_in_valid_values_compares_exactly_on_a_decimal_column(spark):
+    df = spark.createDataFrame([(Decimal("0.1"),), (Decimal("0.3"),)], "d decimal(10,2)")
+    rule = {"type": "invalid_count", "column": "d", "valid_values": ["0.10", "1e40", "0.123"], "must_be": "= 0"}
+    assert count_of(df, rule) == 1
+
+
+def test_comparable_values_keep_integer_text_exact():
+    from pyspark.sql.types import DecimalType, LongType
+
+    from cola_core.checks.validity import comparable_values
+
+    assert comparable_values(["9007199254740993", "-9007199254740993"], LongType()) == [2**53 + 1, -(2**53 + 1)]
+    assert comparable_values(["0.10", "0.123", "1e40", str(10**38), "1" * 39 + ".5"], DecimalType(10, 2)) == [
+        Decimal("0.10")
+    ]
+    assert comparable_values([str(10**38 - 1)], DecimalType(38, 0)) == [10**38 - 1]
+
+
+# -- date bounds with whitespace ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("bound", ["2022-01-01\n", " 2022-01-01", "2022-01-01 ", "2022-01-01\r\n", "\t2022-01-01 10:00:00"])
+def test_a_date_bound_with_surrounding_whitespace_is_a_rule_error(bound):
+    assert refused({"type": "range", "column": "d", "min": bound}) == (
+        f"rules[0] (range): 'min' is {bound!r}, which has leading or trailing whitespace; "
+        "write the date or timestamp alone, like '2024-01-31'"
+    )
+
+
+# -- compact numbers in messages -----------------------------------------------------------
+
+
+def test_a_huge_float_bound_reads_compactly(longs):
+    assert run_one(longs, {"type": "range", "column": "n", "min": -1e308, "max": 1e308}) == CheckResult(
+        "range", True, "range(n,-1e+308,1e+308): all values in range (between -1e+308 and 1e+308)",
+        code="range(n,-1e+308,1e+308)",
+    )
+
+
+def test_a_zone_offset_spark_cannot_read_is_a_rule_error():
+    assert refused({"type": "range", "column": "d", "min": "2022-01-01 10:00:00+19:00"}) == (
+        "rules[0] (range): 'min' is '2022-01-01 10:00:00+19:00', which is not a real date "
+        "(the zone offset +19:00 is beyond Spark's largest, +-18:00)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [(1e308, "1e+308"), (-1.5e20, "-1.5e+20"), (1e16, "1e+16"), (9999999999999998.0, "9999999999999998"),
+     (Decimal(2**64), "18446744073709551616"), (Decimal("1e30"), "1000000000000000000000000000000"),
+     (Decimal("2.5"), "2.5"), (12.34567, "12.3457")],
+)
+def test_format_number_is_compact_and_exact_for_whole_decimals(number, text):
+    from cola_core._format import format_number
+
+    assert format_number(number) == text
