@@ -14,7 +14,9 @@ one or a few ways; three shapes have exponentially or polynomially many, and a s
   can start with the same character. Python's parser merges such branches (``\\w|\\d`` into
   one class), Java's does not, so these are found in the pattern's text;
 - **runs of 3 or more adjacent unbounded repeats** over overlapping characters (``.*.*.*``,
-  ``\\d+\\d+\\d+``), which are polynomial: cubic and worse. ``rlike`` looks for a match at
+  ``\\d+\\d+\\d+``), which are polynomial: cubic and worse. Repeats stay adjacent across a
+  fixed part that one of them can also match: in ``.*a.*a.*b`` each ``.*`` can take the
+  ``a`` as well, so the run is 3 long. ``rlike`` looks for a match at
   every position, which adds one more degree to a run at the start of a pattern not anchored
   with ``^``: there ``a*a*b`` is already cubic (measured: minutes on 5,000 characters), while
   ``^a*a*b`` is quadratic and finishes at once.
@@ -165,18 +167,28 @@ def _holds_variable_repeat(items: Sequence[Any]) -> bool:
 
 
 def _longest_chain(flat: Sequence[Any], unbounded_only: bool, scan: bool = False) -> int:
-    """The longest run of variable repeats whose neighbours share characters, with only
-    optional, fixed parts (``\\s?``) between them. With ``scan``, the search for a start
-    position counts as a repeat over every character before the first element."""
+    """The longest run of variable repeats whose neighbours share characters.
+
+    Between two of them may stand optional parts (``\\s?``) and fixed parts that a repeat of
+    the run can also match (the ``a`` of ``.*a.*``): such a part can be taken by the repeat
+    as well as stand on its own, so the text still divides in many ways. A fixed part that no
+    repeat of the run can match (the ``@`` of ``[a-z]+@[a-z]+``) ends the run. With ``scan``,
+    the search for a start position counts as a repeat over every character before the first
+    element; it takes no fixed part, as a start position must be followed by that part.
+    """
     longest, chain, previous = (1, 1, _ALPHABET) if scan else (0, 0, None)
+    taken: frozenset[str] = frozenset()  # what the run's own repeats can match
     for op, av in flat:
         if _variable(op, av, unbounded_only):
             chars = _chars(list(av[2]))
-            chain = chain + 1 if previous is not None and chars & previous else 1
+            if previous is not None and chars & previous:
+                chain, taken = chain + 1, taken | chars
+            else:
+                chain, taken = 1, chars
             previous = chars
             longest = max(longest, chain)
-        elif not _nullable([(op, av)]):
-            chain, previous = 0, None
+        elif not _nullable([(op, av)]) and not _chars([(op, av)]) & taken:
+            chain, previous, taken = 0, None, frozenset()
     return longest
 
 
