@@ -30,7 +30,6 @@ from cola_core._columns import column_of, scope_column
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
-from cola_core.sqlguard import confirm_query
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -85,23 +84,44 @@ class BlockPlan:
 
 
 def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
-    """Refuse a rule that names a column the DataFrame lacks (reads the schema, no job)."""
+    """Refuse a rule that names a column the DataFrame lacks (reads the schema, no job).
+
+    A name that is no top-level column is a nested path (``address.city``): Spark resolves
+    it here, so a field that does not exist, or a path into a column that is no struct, is a
+    rule error rather than a failed job.
+    """
     available = {name.lower() for name in df.columns}
     for check in checks:
         for column in check.columns_used(df):
             top_level = column.split(".", 1)[0]
             if column.lower() not in available and top_level.lower() not in available:
-                raise ColaRuleError(
-                    f"column {column!r} does not exist; the DataFrame has {', '.join(df.columns)}",
-                    position=check.position,
-                    rule_type=check.rule_type,
-                    target=check.target,
-                )
+                problem = f"column {column!r} does not exist; the DataFrame has {', '.join(df.columns)}"
+            elif column.lower() not in available:
+                problem = _nested_problem(df, column)
+            else:
+                continue
+            if problem is not None:
+                raise ColaRuleError(problem, position=check.position, rule_type=check.rule_type, target=check.target)
+
+
+def _nested_problem(df: DataFrame, path: str) -> str | None:
+    from pyspark.errors import PySparkException
+
+    try:
+        df.select(column_of(df, path)).schema
+    except PySparkException as error:
+        return f"column {path!r} cannot be read as a nested field: {_first_line(error)}"
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0]
 
 
 def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
-    """Have Spark analyse every ``where`` and ``expression`` and parse every ``sql`` query
-    (no job), so that a rule Spark cannot run is a rule error before the scan, not a failed job.
+    """Have Spark analyse every ``where`` and ``expression``, and every rule's own SQL
+    (``BaseCheck.analyse``), with no job, so that a rule Spark cannot run is a rule error
+    before the scan, not a failed job.
 
     A condition must be boolean, deterministic and free of aggregates and windows: it decides
     row by row, and the scan and the split must reach the same decision for a row.
@@ -110,8 +130,7 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
         try:
             for condition in check.conditions():
                 _ensure_condition(df, condition)
-            for key, query in check.queries():
-                confirm_query(df.sparkSession, query, key)
+            check.analyse(df)
         except ColaRuleError as error:
             raise error.located(position=check.position, rule_type=check.rule_type, target=check.target) from None
 
@@ -130,14 +149,21 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
             )
         # Spark refuses aggregates and window functions in a WHERE, without running a job.
         filtered = df.where(F.expr(condition))
-    except PySparkException as error:
-        first_line = str(error).strip().splitlines()[0]
-        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line}") from error
+    except (PySparkException, *_jvm_errors()) as error:  # a JVM error: it failed while analysing
+        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {_first_line(error)}") from error
     if not _deterministic(filtered):
         raise ColaRuleError(
             f"{condition!r} is not deterministic (it may call a nondeterministic function); "
             "a condition must decide the same way for a row every time"
         )
+
+
+def _jvm_errors() -> tuple[type[BaseException], ...]:
+    try:
+        from py4j.protocol import Py4JError
+    except ImportError:  # Spark Connect's client has no JVM gateway
+        return ()
+    return (Py4JError,)
 
 
 def _deterministic(filtered: DataFrame) -> bool:

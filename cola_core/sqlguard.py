@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "MAX_NESTING",
     "NONDETERMINISTIC_FUNCTIONS",
     "OUTSIDE_FUNCTIONS",
     "SWITCH",
@@ -89,6 +90,8 @@ _FILE_SOURCES = frozenset(
     "parquet csv json orc text textfile binaryfile avro delta xml jdbc libsvm image hive noop kafka "
     "statestore state-metadata iceberg hudi protobuf console rate socket".split()
 )
+# Parentheses a piece of SQL may nest; real rules use a handful.
+MAX_NESTING = 100
 # Keywords that only a write or a command uses: refused wherever they appear in code.
 _WRITE_KEYWORDS = frozenset(
     "ALTER ANALYZE CACHE CREATE DELETE DROP EXECUTE GRANT INSERT LOAD MERGE MSCK OVERWRITE "
@@ -182,7 +185,22 @@ def _statement(tokens: list[Token], key: str) -> list[Token]:
     return tokens
 
 
+def _check_nesting(tokens: list[Token], key: str) -> None:
+    depth = deepest = 0
+    for token in tokens:
+        if token.kind == "symbol" and token.text == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.kind == "symbol" and token.text == ")":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        # Spark's recursive-descent parser overflows the JVM's stack long before a rule could
+        # need this many levels.
+        raise ColaRuleError(f"'{key}' nests parentheses {deepest} deep; at most {MAX_NESTING} are allowed")
+
+
 def _check_code(sql: str, tokens: list[Token], key: str) -> None:
+    _check_nesting(tokens, key)
     # Commands that are not writes (SET, ADD JAR, USE, ...) can only open a statement, which
     # check_query refuses; a write can also follow a query's start (WITH ... INSERT, FROM t
     # INSERT ...), so its keywords are refused everywhere.

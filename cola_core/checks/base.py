@@ -89,10 +89,10 @@ class BaseCheck:
         """SQL conditions the rule evaluates; the planner has Spark analyse them before any job."""
         return [self.where] if self.where is not None else []
 
-    def queries(self) -> list[tuple[str, str]]:
-        """SQL queries the rule runs, as ``(key, text)``; the planner has Spark's parser
-        confirm each is a query (not a command) before any job."""
-        return []
+    def analyse(self, df: DataFrame) -> None:
+        """Have Spark check, without running a job, that the rule can run on ``df``; the
+        planner calls it for every rule before the scan. Raise ``ColaRuleError(reason)``.
+        By default there is nothing beyond the columns and conditions to check."""
 
     def columns_used(self, df: DataFrame) -> Sequence[str]:
         """Columns the rule reads; the planner checks they exist before any Spark work."""

@@ -20,9 +20,10 @@ query is analysed: the DataFrames the rule returns hold the resolved plan.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from cola_core._params import MAPPING, STRING, Param
 from cola_core.checks.base import BaseCheck
@@ -39,6 +40,15 @@ __all__ = ["DEFAULT_VIEW", "SqlCheck", "check_read_only"]
 DEFAULT_VIEW = "_validation_df"
 
 _VIEW_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VIEW_PREFIX = "_cola_view_"
+_FRESH_VIEW = re.compile(_VIEW_PREFIX + "[0-9a-f]{32}")
+_POSITION = re.compile(r";?\s*line \d+ pos \d+;?\s*$")
+
+
+def sql_view_name(sql: str) -> str:
+    """The fresh view name in SQL text that :meth:`SqlCheck._registered` rewrote."""
+    found = _FRESH_VIEW.search(sql)
+    return found.group(0) if found else _VIEW_PREFIX
 # Kept under its old name: custom checks and older code import the guard from here.
 check_read_only = check_query
 
@@ -93,25 +103,27 @@ class SqlCheck(BaseCheck):
     def error_message(self) -> str:
         return self.params.get("error_message", "SQL validation failed")
 
-    def queries(self) -> list[tuple[str, str]]:
-        """The SQL the rule runs, as ``(key, text)``; the planner has Spark parse it first."""
-        mode = "query" if "query" in self.params else "failed_rows"
-        return [(mode, self.params[mode])]
+    def analyse(self, df: DataFrame) -> None:
+        """Spark's parser confirms the text is a query (never a command), and Spark analyses
+        it against the DataFrame (an unknown column or table is a rule error): no job runs."""
+        from pyspark.errors import PySparkException
+
+        with self._registered(df) as sql:
+            try:
+                df.sparkSession.sql(sql).schema
+            except PySparkException as error:
+                # Spark saw the rewritten text: its positions and the fresh view name are not
+                # the user's, so they are left out of the message.
+                first_line = str(error).strip().splitlines()[0]
+                first_line = _POSITION.sub("", first_line).replace(sql_view_name(sql), self._view_name)
+                raise ColaRuleError(f"Spark cannot analyse '{self._mode}': {first_line}") from error
 
     def run(self, df: DataFrame) -> CheckResult:
-        view = f"_cola_view_{uuid.uuid4().hex}"
         spark = df.sparkSession
-        mode, text = self.queries()[0]
-        confirm_query(spark, text, mode)
-        sql = rename_relation(text, self.params.get("view_name", DEFAULT_VIEW), view)
-        # A fresh name, never createOrReplace: the user's own views stay as they are.
-        df.createTempView(view)
-        try:
-            if mode == "query":
+        with self._registered(df) as sql:
+            if self._mode == "query":
                 return self._run_query(spark, sql)
             failed_rows = spark.sql(sql)
-        finally:
-            spark.catalog.dropTempView(view)
         failed = failed_rows.count()
         if failed:
             if "output" in self.params:
@@ -120,6 +132,27 @@ class SqlCheck(BaseCheck):
             message = f"{self.error_message} ({failed} failed rows)"
             return CheckResult(self.rule_type, False, message, failed, failed_rows=failed_rows)
         return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)
+
+    @property
+    def _view_name(self) -> str:
+        return self.params.get("view_name", DEFAULT_VIEW)
+
+    @property
+    def _mode(self) -> str:
+        return "query" if "query" in self.params else "failed_rows"
+
+    @contextlib.contextmanager
+    def _registered(self, df: DataFrame) -> Iterator[str]:
+        """``df`` as a fresh temp view for the block, and the rule's SQL pointed at it."""
+        text = self.params[self._mode]
+        confirm_query(df.sparkSession, text, self._mode)
+        view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
+        # A fresh name, never createOrReplace: the user's own views stay as they are.
+        df.createTempView(view)
+        try:
+            yield rename_relation(text, self._view_name, view)
+        finally:
+            df.sparkSession.catalog.dropTempView(view)
 
     def _run_query(self, spark: Any, sql: str) -> CheckResult:
         # Two rows are enough to tell "exactly one" from "more than one" without collecting more.

@@ -301,9 +301,9 @@ def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
     assert main(["check", "--rules", str(sql_rules), "--table", "cola_cli_ids"]) == 2
     # pyspark logs the analysis error on stderr first; the command's own message is the last line.
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "cola: error: Spark refused a query: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function "
-        "parameter with name `nope` cannot be resolved. Did you mean one of the following? [`id`]. SQLSTATE: 42703; "
-        "line 1 pos 13;"
+        "cola: error: rules[0] (sql): Spark cannot analyse 'query': [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, "
+        "variable, or function "
+        "parameter with name `nope` cannot be resolved. Did you mean one of the following? [`id`]. SQLSTATE: 42703"
     )
 
 

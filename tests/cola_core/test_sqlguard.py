@@ -432,3 +432,32 @@ def test_a_sql_rule_chooses_where_to_write_only_with_the_switch(tmp_path):
         f"default; {SWITCH}"
     )
     Cola(allow_external_access=True).parse([rule])
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"type": "sql", "failed_rows": "SELECT * FROM _validation_df WHERE nope > 0"},
+         "rules[1] (sql): Spark cannot analyse 'failed_rows': [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, "
+         "or function parameter with name `nope` cannot be resolved. Did you mean one of the following? [`id`, `s`, `st`]. "
+         "SQLSTATE: 42703"),
+        ({"type": "sql", "query": "SELECT count(*) = 0 FROM cola_no_such_table"},
+         "rules[1] (sql): Spark cannot analyse 'query': [TABLE_OR_VIEW_NOT_FOUND] The table or view "
+         "`cola_no_such_table` cannot be found. Verify the spelling and correctness of the schema and catalog."),
+        ({"type": "not_null", "columns": ["s.x"]},
+         "rules[1] (not_null): column 's.x' cannot be read as a nested field: [INVALID_EXTRACT_BASE_FIELD_TYPE] "
+         "Can't extract a value from \"s\". Need a complex type [STRUCT, ARRAY, MAP] but got \"STRING\". SQLSTATE: 42000"),
+        ({"type": "not_null", "columns": ["st.zz"]},
+         "rules[1] (not_null): column 'st.zz' cannot be read as a nested field: [FIELD_NOT_FOUND] No such struct "
+         "field `zz` in `a`. SQLSTATE: 42704"),
+        ({"type": "not_null", "columns": ["id"], "where": "(" * 101 + "id > 0" + ")" * 101},
+         "rules[1] (not_null): 'where' nests parentheses 101 deep; at most 100 are allowed"),
+    ],
+)
+def test_rules_spark_cannot_analyse_are_rule_errors_before_any_job(spark, job_counter, rule, message):
+    df = spark.createDataFrame([(1, "x", (1,))], "id int, s string, st struct<a: int>")
+    with job_counter.count() as jobs, pytest.raises(ColaRuleError) as raised:
+        Cola().run(df, [{"type": "row_count", "min": 1}, rule])
+    assert jobs.jobs == 0
+    assert str(raised.value) == message
