@@ -8,11 +8,11 @@ valid and invalid rows, a ``sql`` rule's failed rows) goes through :func:`write_
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from cola_core._spark_errors import condition_of, first_line
 from cola_core.errors import ColaOutputError, ColaRuleError, ColaSourceError
 from cola_core.rules_file import read_rules_file  # re-exported: callers read sources and rules together
 from cola_core.sqlguard import check_query, check_table_name, spark_parse_problem
@@ -39,7 +39,6 @@ WRITE_MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
 _SOURCE_KEYS = ("path", "table", "query", "format", "options")
 _OUTPUT_KEYS = ("path", "table", "format", "mode", "partition_by", "options")
 _GLOB_CHARACTERS = frozenset("*?[{")
-_CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 
 
 @dataclass(frozen=True)
@@ -242,7 +241,7 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
             return spark.read.table(spec.table)
         return spark.sql(spec.query)
     except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
-        condition = _condition(error)
+        condition = condition_of(error)
         if condition == "PATH_NOT_FOUND":
             raise ColaSourceError(f"input path {spec.path!r} does not exist") from error
         if condition == "DATA_SOURCE_NOT_FOUND":
@@ -251,7 +250,7 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
                 "(e.g. spark-submit --packages io.delta:delta-spark_2.13:<version>)"
             ) from error
         if condition is not None:
-            raise ColaSourceError(f"cannot read the {spec.describe()}: {_first_line(error)}") from error
+            raise ColaSourceError(f"cannot read the {spec.describe()}: {first_line(error)}") from error
         raise
 
 
@@ -274,13 +273,13 @@ def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) ->
         else:
             writer.saveAsTable(spec.table)
     except Exception as error:
-        condition = _condition(error)
+        condition = condition_of(error)
         if condition in ("PATH_ALREADY_EXISTS", "TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
             raise _exists_error(spec) from error
         if condition == "DATA_SOURCE_NOT_FOUND":
             raise ColaOutputError(f"format {spec.format!r} is not available on this Spark cluster") from error
         if condition is not None:
-            raise ColaOutputError(f"cannot write {spec.target}: {_first_line(error)}") from error
+            raise ColaOutputError(f"cannot write {spec.target}: {first_line(error)}") from error
         raise
 
 
@@ -352,23 +351,3 @@ def _local_path(spark: SparkSession, path: str) -> str | None:
     except Exception:  # Spark Connect may not expose it; then let Spark check
         return None
     return path if str(master).startswith("local") else None
-
-
-def _condition(error: BaseException) -> str | None:
-    """The Spark error condition (``PATH_NOT_FOUND``) of an exception, if it has one."""
-    getter = getattr(error, "getCondition", None) or getattr(error, "getErrorClass", None)  # 4.x, 3.5
-    condition = getter() if callable(getter) else None
-    if condition:
-        return str(condition)
-    # A Py4JJavaError (DATA_SOURCE_NOT_FOUND, say) carries the condition only in its text.
-    found = _CONDITION.search(str(error))
-    return found.group(1) if found else None
-
-
-def _first_line(error: BaseException) -> str:
-    # Spark's own message is the first meaningful line; a JVM stack trace may follow it.
-    for line in str(error).splitlines():
-        line = line.strip().removeprefix(": ")
-        if line and not line.startswith("An error occurred while calling"):
-            return line
-    return type(error).__name__

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from cola_core._columns import column_of, scope_column
+from cola_core._spark_errors import first_line, is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.result import CheckResult
@@ -74,6 +75,10 @@ class BlockPlan:
     own_action: list[int] = field(default_factory=list)
     rows_at: dict[int, int] = field(default_factory=dict)
 
+    def needing(self, distinct_set: DistinctSet) -> list[int]:
+        """The checks whose results need ``distinct_set``'s count."""
+        return [index for index, sets in self.distinct_needs.items() if distinct_set in sets]
+
     @property
     def distinct_sets(self) -> list[DistinctSet]:
         """Each distinct set once, in the order the checks first ask for it."""
@@ -110,12 +115,10 @@ def _nested_problem(df: DataFrame, path: str) -> str | None:
     try:
         df.select(column_of(df, path)).schema
     except PySparkException as error:
-        return f"column {path!r} cannot be read as a nested field: {_first_line(error)}"
+        return f"column {path!r} cannot be read as a nested field: {first_line(error)}"
     return None
 
 
-def _first_line(error: BaseException) -> str:
-    return str(error).strip().splitlines()[0]
 
 
 def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
@@ -150,7 +153,7 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
         # Spark refuses aggregates and window functions in a WHERE, without running a job.
         filtered = df.where(F.expr(condition))
     except (PySparkException, *_jvm_errors()) as error:  # a JVM error: it failed while analysing
-        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {_first_line(error)}") from error
+        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line(error)}") from error
     if not _deterministic(filtered):
         raise ColaRuleError(
             f"{condition!r} is not deterministic (it may call a nondeterministic function); "
@@ -268,6 +271,10 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     Returns:
         One result per check, in order.
 
+    A rule that Spark cannot evaluate on the values it meets (bad data under ANSI mode, an
+    author's ``raise_error``) comes back as a failed result that says why; the others keep
+    their results.
+
     Raises:
         ColaError: for an unknown ``distinct_strategy``.
         ColaRuleError: for a rule naming a column the DataFrame lacks (before any job).
@@ -282,25 +289,88 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     aggregates = list(plan.aggregates)
     distinct_counts: dict[DistinctSet, int] = {}
     inline_at: dict[DistinctSet, int] = {}
+    # Why a check could not be measured: Spark failed on the values it met (see _measure_each).
+    broken: dict[int, str] = {}
     for number, distinct_set in enumerate(plan.distinct_sets):
         column_set, where = distinct_set
         if distinct_strategy == "inline":
             inline_at[distinct_set] = len(aggregates)
             aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))
-        else:
+            continue
+        try:
             distinct_counts[distinct_set] = count_distinct_rows(df, column_set, where)
-    row: list[Any] = list(prepared.agg(*aggregates).first()) if aggregates else []
-    distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items()})
+        except Exception as error:
+            if not is_data_error(error):
+                raise
+            broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
+    try:
+        row: list[Any] = list(prepared.agg(*aggregates).first()) if aggregates else []
+    except Exception as error:
+        if not is_data_error(error):
+            raise
+        row = _measure_each(prepared, plan, aggregates, inline_at, broken)
+    distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items() if row[at] is not None})
 
     results = []
     for index, check in enumerate(checks):
-        if index in plan.slices:
+        if index in broken:
+            result = _unmeasured(check, broken[index])
+        elif index in plan.slices:
             start, stop = plan.slices[index]
             values = row[start:stop] + [distinct_counts[s] for s in plan.distinct_needs[index]]
             result = check.from_aggregations(values)
         else:
             scope = check.scope()
-            result = check.run(df if scope is None else df.where(scope))
-        rows_in_scope = int(row[plan.rows_at[index]]) if index in plan.rows_at else None
+            try:
+                result = check.run(df if scope is None else df.where(scope))
+            except Exception as error:
+                if not is_data_error(error):
+                    raise
+                result = _unmeasured(check, first_line(error))
+        rows_in_scope = int(row[plan.rows_at[index]]) if index in plan.rows_at and index not in broken else None
         results.append(check.finish(result, rows_in_scope))
     return results
+
+
+def _measure_each(
+    prepared: DataFrame,
+    plan: BlockPlan,
+    aggregates: list[Column],
+    inline_at: dict[DistinctSet, int],
+    broken: dict[int, str],
+) -> list[Any]:
+    """The block's one row, measured check by check after the shared scan failed on the data.
+
+    A value that makes Spark fail (an invalid cast in a user's condition, a division by zero,
+    ``raise_error``) must not cost the other rules their results, as Deequ turns one
+    analyzer's failure into that analyzer's metric. Only this path, taken when the scan
+    has failed, costs one job per check. Checks that fail alone are recorded in ``broken``.
+    """
+    row: list[Any] = [None] * len(aggregates)
+    for distinct_set, at in inline_at.items():
+        try:
+            row[at] = prepared.agg(aggregates[at]).first()[0]
+        except Exception as error:
+            if not is_data_error(error):
+                raise
+            broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
+    for index, (start, stop) in plan.slices.items():
+        if index in broken:
+            continue
+        positions = [*range(start, stop), *([plan.rows_at[index]] if index in plan.rows_at else [])]
+        try:
+            values = prepared.agg(*[aggregates[at] for at in positions]).first() if positions else []
+        except Exception as error:
+            if not is_data_error(error):
+                raise
+            broken[index] = first_line(error)
+            continue
+        for at, value in zip(positions, values):
+            row[at] = value
+    return row
+
+
+def _unmeasured(check: BaseCheck, problem: str) -> CheckResult:
+    return CheckResult(
+        check.rule_type, False, f"{check.render_code()}: Spark could not evaluate the rule on this data: {problem}"
+    )

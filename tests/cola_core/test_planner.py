@@ -270,3 +270,57 @@ def test_cola_refuses_an_unknown_distinct_strategy_when_built():
     with pytest.raises(ColaError) as caught:
         Cola(distinct_strategy="both")
     assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
+
+
+@pytest.mark.spark
+def test_a_rule_spark_cannot_evaluate_on_the_data_fails_alone_and_the_others_keep_their_results(spark):
+    """Bad data is measured, never a crash: a condition that fails under ANSI mode on one
+    value (an invalid cast, a division by zero) costs only its own rule."""
+    df = spark.createDataFrame([(1, "a"), (2, "5"), (None, "7")], "id int, s string")
+    cast_error = ("[CAST_INVALID_INPUT] The value '{}' of the type \"STRING\" cannot be cast to \"INT\" because it is "
+                  "malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to "
+                  "tolerate malformed input and return NULL instead. SQLSTATE: 22018")
+    rules = [
+        {"type": "not_null", "columns": ["id"]},
+        {"type": "not_null", "columns": ["id"], "where": "cast(s AS int) > 0"},
+        {"type": "expression", "expression": "id / (id - id) > 0"},
+        {"type": "unique", "columns": ["id"], "where": "cast(s AS int) > 0"},
+        {"type": "sql", "query": "SELECT count(*) = cast('boom' AS int) FROM _validation_df"},
+        {"type": "row_count", "min": 1},
+        {"type": "expression", "expression": "id / (id - id) > 0", "severity": "warn"},
+    ]
+    results = Cola().run(df, rules)
+    unevaluated = "Spark could not evaluate the rule on this data: "
+    assert [(r.severity, r.failed_count, r.message) for r in results] == [
+        ("fail", 1, "not_null(id): 1 NULL value (id: 1)"),
+        ("fail", 0, "not_null(id): " + unevaluated + cast_error.format("a")),
+        ("fail", 0, "expression(id / (id - id) > 0): " + unevaluated + "[DIVIDE_BY_ZERO] Division by zero. Use "
+         "`try_divide` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" "
+         "to \"false\" to bypass this error. SQLSTATE: 22012"),
+        ("fail", 0, "unique(id): " + unevaluated + cast_error.format("a")),
+        ("fail", 0, "sql: " + unevaluated + cast_error.format("boom")),
+        ("pass", 0, "row_count = 3 is within bounds (min 1)"),
+        ("warn", 0, "expression(id / (id - id) > 0): " + unevaluated + "[DIVIDE_BY_ZERO] Division by zero. Use "
+         "`try_divide` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" "
+         "to \"false\" to bypass this error. SQLSTATE: 22012"),
+    ]
+
+
+@pytest.mark.spark
+def test_a_failure_that_is_not_about_the_data_is_still_raised(spark):
+    from cola_core.checks import BaseCheck
+
+    class Broken(BaseCheck):
+        def aggregations(self, df):
+            from pyspark.sql import functions as F
+
+            return [F.count(F.lit(1))]
+
+        def from_aggregations(self, values):
+            raise RuntimeError("a bug in a custom check")
+
+    df = spark.createDataFrame([(1,)], "id int")
+    cola = Cola()
+    cola.register("broken", Broken)
+    with pytest.raises(RuntimeError, match="a bug in a custom check"):
+        cola.run(df, [{"type": "broken"}])
