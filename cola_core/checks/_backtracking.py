@@ -19,7 +19,9 @@ one or a few ways; three shapes have exponentially or polynomially many, and a s
   ``a`` as well, so the run is 3 long. ``rlike`` looks for a match at
   every position, which adds one more degree to a run at the start of a pattern not anchored
   with ``^``: there ``a*a*b`` is already cubic (measured: minutes on 5,000 characters), while
-  ``^a*a*b`` is quadratic and finishes at once.
+  ``^a*a*b`` is quadratic and finishes at once. Repeats that end the whole pattern and may
+  match nothing are left out of the run: nothing after them can fail, so they never give
+  back (``.*foo.*`` and ``.*.*.*`` are fine; ``\\d+\\d+\\d+`` is not).
 
 The check reads Python's parse tree of the pattern (``re._parser``, formerly ``sre_parse``)
 after Java-only syntax was translated. Character sets are compared on a sample alphabet
@@ -97,7 +99,14 @@ class _Analysis:
         """
         flat = _flatten(items)
         anchored = flat[:1] in ([(_c.AT, _c.AT_BEGINNING)], [(_c.AT, _c.AT_BEGINNING_STRING)])
-        if _longest_chain(flat, unbounded_only=True, scan=scanned and not anchored) >= 3:
+        chained = flat
+        if scanned:
+            # Repeats that end the whole pattern and may match nothing never give back: once
+            # reached, they complete the match, so nothing after them can fail and make
+            # them try again. The last .* of an unanchored .*foo.* costs nothing.
+            while chained and chained[-1][0] in _REPEATS and chained[-1][1][0] == 0:
+                chained = chained[:-1]
+        if _longest_chain(chained, unbounded_only=True, scan=scanned and not anchored) >= 3:
             return ADJACENT
         for op, av in flat:
             problem = self.node(op, av)
