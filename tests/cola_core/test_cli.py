@@ -459,3 +459,27 @@ def test_a_direct_run_finds_a_master_configured_elsewhere(tmp_path, monkeypatch)
     assert _master_configured([]) is False
     (tmp_path / "spark-defaults.conf").write_text("spark.executor.memory 2g\nspark.master   spark://h:7077\n")
     assert _master_configured([]) is True
+
+
+@pytest.mark.spark
+def test_a_rule_that_fails_on_the_data_is_a_failed_result_and_stops_a_split_before_it_is_written(spark, tmp_path, capsys):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "expression", "expression": "id / (id - id) > 0"},
+                                 {"type": "not_null", "columns": ["id"]}]))
+    query = ["--query", "SELECT * FROM VALUES (1), (2) AS t(id)"]
+    results = tmp_path / "results.json"
+    division = ("[DIVIDE_BY_ZERO] Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL "
+                "instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22012")
+    assert main(["check", "--rules", str(rules), *query, "--results", str(results)]) == 1
+    summary = json.loads(results.read_text())
+    assert [(r["severity"], r["message"]) for r in summary["results"]] == [
+        ("fail", "expression(id / (id - id) > 0): Spark could not evaluate the rule on this data: " + division),
+        ("pass", "not_null(id): no NULL values"),
+    ]
+    valid, invalid = tmp_path / "valid", tmp_path / "invalid"
+    code = main(["split", "--rules", str(rules), *query, "--results", str(results),
+                 "--valid-output", str(valid), "--invalid-output", str(invalid)])
+    assert code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"cola: error: cannot write {valid}: {division}"
+    assert not valid.exists() and not invalid.exists()
+    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": f"cannot write {valid}: {division}"}}
