@@ -39,7 +39,7 @@ __all__ = ["DEFAULT_VIEW", "SqlCheck", "check_read_only"]
 
 DEFAULT_VIEW = "_validation_df"
 
-_VIEW_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VIEW_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VIEW_PREFIX = "_cola_view_"
 _FRESH_VIEW = re.compile(_VIEW_PREFIX + "[0-9a-f]{32}")
 _POSITION = re.compile(r";?\s*line \d+ pos \d+;?\s*$")
@@ -76,7 +76,7 @@ class SqlCheck(BaseCheck):
             )
         check_read_only(params[modes[0]], modes[0])
         view = params.get("view_name", DEFAULT_VIEW)
-        if not _VIEW_NAME.match(view):
+        if not isinstance(view, str) or not _VIEW_NAME.fullmatch(view):
             raise ColaRuleError(f"'view_name' {view!r} must be a plain identifier such as '_validation_df'")
         if "output" in params and "failed_rows" not in params:
             raise ColaRuleError("'output' only applies with 'failed_rows' (there are no rows to write in query mode)")

@@ -461,3 +461,9 @@ def test_rules_spark_cannot_analyse_are_rule_errors_before_any_job(spark, job_co
         Cola().run(df, [{"type": "row_count", "min": 1}, rule])
     assert jobs.jobs == 0
     assert str(raised.value) == message
+
+
+def test_a_view_name_is_a_plain_identifier_with_nothing_after_it():
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "sql", "query": "SELECT true", "view_name": "orders\n"}])
+    assert str(raised.value) == "rules[0] (sql): 'view_name' 'orders\\n' must be a plain identifier such as '_validation_df'"
