@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from cola_core._columns import quote
 from cola_core._format import json_safe
+from cola_core._spark_errors import is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
 from cola_core.planner import prepare_all
@@ -90,10 +91,11 @@ def _needs_rendering(data_type: DataType) -> bool:
 def attach_samples(
     df: DataFrame, checks: Sequence[BaseCheck], results: list[CheckResult], samples: int
 ) -> list[CheckResult]:
-    """Put up to ``samples`` offending rows on each failed (or warned) row-level result."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    """Put up to ``samples`` offending rows on each failed (or warned) row-level result.
 
+    A rule Spark could not evaluate on the data fails the samples job too; then each rule's
+    samples are collected alone, and that rule gets none (its message already says why).
+    """
     failing = [
         index
         for index, (check, result) in enumerate(zip(checks, results))
@@ -101,6 +103,31 @@ def attach_samples(
     ]
     if not failing:
         return results
+    try:
+        by_rule = _collect(df, checks, failing, samples)
+    except Exception as error:
+        if not is_data_error(error):
+            raise
+        by_rule = {}
+        for index in failing:
+            try:
+                by_rule.update(_collect(df, checks, [index], samples))
+            except Exception as alone:
+                if not is_data_error(alone):
+                    raise
+    return [
+        dataclasses.replace(result, samples=by_rule[index]) if index in by_rule else result
+        for index, result in enumerate(results)
+    ]
+
+
+def _collect(
+    df: DataFrame, checks: Sequence[BaseCheck], failing: list[int], samples: int
+) -> dict[int, list[dict[str, Any]]]:
+    """One job: up to ``samples`` offending rows of each rule in ``failing``, by rule index."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     columns = [F.col(quote(name)) for name in df.columns]
     prepared = prepare_all(df, [checks[i] for i in failing])
     tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
@@ -118,7 +145,4 @@ def attach_samples(
     for row in sorted(picked, key=lambda r: (r[_RULE], r[_ORDER])):
         data = row.asDict(recursive=True)
         by_rule[data.pop(_RULE)].append(json_safe({k: v for k, v in data.items() if k != _ORDER}))
-    return [
-        dataclasses.replace(result, samples=by_rule[index]) if index in by_rule else result
-        for index, result in enumerate(results)
-    ]
+    return by_rule

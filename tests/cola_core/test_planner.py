@@ -324,3 +324,11 @@ def test_a_failure_that_is_not_about_the_data_is_still_raised(spark):
     cola.register("broken", Broken)
     with pytest.raises(RuntimeError, match="a bug in a custom check"):
         cola.run(df, [{"type": "broken"}])
+
+
+@pytest.mark.spark
+def test_samples_skip_a_rule_spark_cannot_evaluate_and_keep_the_others(spark):
+    df = spark.createDataFrame([(1, "a"), (None, "5")], "id int, s string")
+    rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "not_null", "columns": ["id"]}]
+    results = Cola().run(df, rules, samples=2)
+    assert [(r.severity, r.samples) for r in results] == [("fail", None), ("fail", [{"id": None, "s": "5"}])]
