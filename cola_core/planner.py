@@ -139,34 +139,25 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
 
 
 def _ensure_condition(df: DataFrame, condition: str) -> None:
-    from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
     try:
         data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
-        if not isinstance(data_type, BooleanType):
-            raise ColaRuleError(
-                f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
-                "write a condition such as \"amount > 0\""
-            )
         # Spark refuses aggregates and window functions in a WHERE, without running a job.
-        filtered = df.where(F.expr(condition))
-    except (PySparkException, *_jvm_errors()) as error:  # a JVM error: it failed while analysing
+        filtered = df.where(F.expr(condition)) if isinstance(data_type, BooleanType) else None
+    except Exception as error:  # pyspark's errors, or a bare JVM error (a stack overflow) while analysing
         raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line(error)}") from error
+    if filtered is None:
+        raise ColaRuleError(
+            f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
+            "write a condition such as \"amount > 0\""
+        )
     if not _deterministic(filtered):
         raise ColaRuleError(
             f"{condition!r} is not deterministic (it may call a nondeterministic function); "
             "a condition must decide the same way for a row every time"
         )
-
-
-def _jvm_errors() -> tuple[type[BaseException], ...]:
-    try:
-        from py4j.protocol import Py4JError
-    except ImportError:  # Spark Connect's client has no JVM gateway
-        return ()
-    return (Py4JError,)
 
 
 def _deterministic(filtered: DataFrame) -> bool:

@@ -12,6 +12,8 @@ value objects that compare on one normalised key. Examples of the language::
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 from decimal import Context, Decimal
@@ -164,7 +166,10 @@ def parse_threshold(text: str) -> Threshold:
 
 def threshold_of(value: str | int | float) -> Threshold:
     """A threshold from a rule value; a plain number (``0``) means equality (``= 0``)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        # Every digit, never a message's short form (1e+20): the parser reads digits only.
+        value = str(int(value))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
         value = format_number(value)
     return parse_threshold(value)
 

@@ -151,3 +151,8 @@ def test_a_plain_float_too_wide_to_write_in_38_digits_is_refused():
     with pytest.raises(ThresholdError) as raised:
         threshold_of(1e300)
     assert raised.value.problem == "the number has 301 digits; a threshold number has at most 38"
+
+
+def test_a_whole_float_keeps_every_digit_as_a_threshold():
+    # 1e20 read from YAML is the number 100000000000000000000, never the text '1e+20'.
+    assert str(threshold_of(1e20)) == "= 100000000000000000000"
