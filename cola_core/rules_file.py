@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any, Mapping, NoReturn
 
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, check_structure
