@@ -12,7 +12,9 @@ Python's stack), and refuses with a :class:`ColaRuleError` naming the rule:
 - whole numbers of more than :data:`MAX_NUMBER_DIGITS` digits (no Spark type holds them, and
   Python refuses to turn an int of more than 4,300 digits into text), non-finite floats
   (NaN, inf) and decimals that Spark's ``DecimalType`` cannot hold;
-- text longer than :data:`MAX_TEXT_LENGTH` characters;
+- text longer than :data:`MAX_TEXT_LENGTH` characters, and text (a value or a key) that UTF-8
+  cannot encode: a surrogate such as JSON's valid ``"\\ud800"`` passes Python but fails inside
+  py4j, mid-run, when the text is sent to the JVM;
 - anything that is not JSON-like data: bytes, sets, custom objects (a rule is data, never code).
 
 Then, with the registry at hand, it refuses whole numbers beyond the 64-bit range in the
@@ -44,6 +46,8 @@ MAX_NUMBER_DIGITS = 38
 MAX_TEXT_LENGTH = 100_000
 
 _ALLOWED = "text, numbers, true/false, null, dates, lists and objects"
+_VALID_TEXT = ("a rule's text must be valid Unicode (in JSON, a \\ud800-\\udfff escape "
+               "is only half of a character: write the pair, or the character itself)")
 # Shown as the rule's type in messages only when it reads like one.
 _MAX_SHOWN_TYPE = 100
 # A path deeper than this is shown cut short: its start says where it is.
@@ -118,6 +122,10 @@ class _Walker:
                         "keys are always text, such as \"column\"")
             if len(key) > MAX_TEXT_LENGTH:
                 return f"{_where(path)} has a key of {len(key)} characters; the limit is {MAX_TEXT_LENGTH}"
+            surrogate = _surrogate(key)
+            if surrogate is not None:
+                shown = repr(key) if len(key) <= 40 else repr(key[:40]) + "..."
+                return f"{_where(path)} has a key holding {surrogate}: {shown}; {_VALID_TEXT}"
             children.append(((*path, key), item, False))
         stack.extend(reversed(children))
         return None
@@ -134,6 +142,9 @@ def _scalar_problem(value: Any) -> str | None:
     if isinstance(value, str):
         if len(value) > MAX_TEXT_LENGTH:
             return f"is a text of {len(value)} characters; the limit is {MAX_TEXT_LENGTH}"
+        surrogate = _surrogate(value)
+        if surrogate is not None:
+            return f"is a text holding {surrogate}; {_VALID_TEXT}"
         return None
     if isinstance(value, int):
         if abs(value) >= 10**MAX_NUMBER_DIGITS:
@@ -147,6 +158,18 @@ def _scalar_problem(value: Any) -> str | None:
     if isinstance(value, Decimal):
         return _decimal_problem(value)
     return f"is {_a(type(value).__name__)}, which a rule cannot hold; a rule holds only {_ALLOWED}"
+
+
+def _surrogate(text: str) -> str | None:
+    """Where ``text`` holds a code point UTF-8 cannot encode (a surrogate), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (f"a surrogate (U+{ord(text[error.start]):04X} at character {error.start}), half of a "
+                "UTF-16 pair, which UTF-8 cannot encode")
+    return None
 
 
 def _decimal_problem(value: Decimal) -> str | None:
@@ -234,6 +257,6 @@ def _shown_type(rule: Any) -> str | None:
     if not isinstance(rule, Mapping):
         return None
     rule_type = rule.get("type")
-    if isinstance(rule_type, str) and 0 < len(rule_type) <= _MAX_SHOWN_TYPE:
+    if isinstance(rule_type, str) and 0 < len(rule_type) <= _MAX_SHOWN_TYPE and _surrogate(rule_type) is None:
         return rule_type
     return None

@@ -5,7 +5,9 @@ wrong is a :class:`ColaError` that names the file, never a raw Python error: byt
 not UTF-8, more than :data:`MAX_RULES_FILE_BYTES`, numbers no Spark type holds (JSON's
 ``NaN``/``Infinity``, 5,000-digit integers, which Python itself refuses to convert), nesting
 too deep to parse, YAML aliases that loop or multiply ("billion laughs"), impossible YAML
-dates, and a top level that is not a list of rules. The loaded block goes through the same
+dates, a key written twice in one object (JSON and YAML both keep only the last value, so a
+reviewer would read a rule that is not the one run), and a top level that is not a list of
+rules. The loaded block goes through the same
 structure pre-pass as ``Cola.parse`` (see ``cola_core._structure``).
 """
 
@@ -27,6 +29,14 @@ MAX_RULES_FILE_BYTES = 8 * 1024 * 1024
 # Characters shown either side of the caret when the line at fault is long.
 _CARET_WINDOW = 40
 _LIST_HINT = "a list of rules, or an object whose only key is 'rules'"
+
+
+class _DuplicateKeyError(Exception):
+    """A key written twice in one JSON object; the hook gets no position, it is found afterwards."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
 
 
 class _FileNumberError(ValueError):
@@ -95,7 +105,15 @@ def _read_text(name: str) -> str:
 
 def _load_json(text: str, name: str) -> Any:
     try:
-        return json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_json_object,
+            parse_int=_json_int,
+            parse_float=_json_float,
+            parse_constant=_json_constant,
+        )
+    except _DuplicateKeyError as error:
+        _refuse_duplicate_key(text, name, error)
     except json.JSONDecodeError as error:
         raise ColaError(
             f"rules file {name!r} is not valid JSON: {error.msg} "
@@ -105,6 +123,82 @@ def _load_json(text: str, name: str) -> Any:
         _refuse_number(text, name, error)
     except RecursionError as error:
         raise ColaError(_too_deep(name)) from error
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKeyError(key)
+        result[key] = value
+    return result
+
+
+def _duplicate_key_message(key: Any) -> str:
+    shown = repr(key) if not isinstance(key, str) or len(key) <= 40 else repr(key[:40]) + "..."
+    return (f"the key {shown} twice in one object; only the last value would count, so a reader "
+            "would see a rule that is not the one run: write each key once")
+
+
+def _refuse_duplicate_key(text: str, name: str, error: _DuplicateKeyError) -> NoReturn:
+    key, where = error.key, ""
+    found = _find_duplicate_key(text)
+    if found is not None:
+        # The C scanner reports the repeat in the object that closes first; name the one found.
+        key, offset = found
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        where = f" (line {line}, column {column})\n{_caret(text, line, column)}"
+    raise ColaError(f"rules file {name!r} repeats {_duplicate_key_message(key)}{where}") from error
+
+
+class _KeyFound(Exception):
+    def __init__(self, key: str, offset: int) -> None:
+        super().__init__(key, offset)
+        self.key = key
+        self.offset = offset
+
+
+def _find_duplicate_key(text: str) -> tuple[str, int] | None:
+    """The first repeated key and where it starts, by a second, pure-Python scan (only on this error).
+
+    The C scanner that parsed the file calls the pairs hook without a position. This scan sees
+    each key as it is read, so it finds the repeat that comes first in the file; the text up to
+    there already parsed, and numbers are skipped, not converted.
+    """
+    import json.decoder
+    import json.scanner
+
+    whitespace = json.decoder.WHITESPACE.match
+
+    def skip(end: int) -> int:
+        return whitespace(text, end).end()
+
+    def locating_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, *hooks: Any) -> tuple[dict, int]:
+        end = s_and_end[1]
+        seen: set[str] = set()
+        end = skip(end)
+        while text[end] != "}":
+            key, after = json.decoder.scanstring(text, end + 1, strict)
+            if key in seen:
+                raise _KeyFound(key, end)
+            seen.add(key)
+            _, end = scan_once(text, skip(skip(after) + 1))  # past the ':'
+            end = skip(end)
+            if text[end] == ",":
+                end = skip(end + 1)
+        return {}, end + 1
+
+    context = json.JSONDecoder(parse_int=lambda _: 0, parse_float=lambda _: 0, parse_constant=lambda _: 0)
+    context.parse_object = locating_object  # type: ignore[assignment]
+    scan_once = json.scanner.py_make_scanner(context)
+    try:
+        scan_once(text, skip(0))
+    except _KeyFound as found:
+        return found.key, found.offset
+    except (ValueError, IndexError, RecursionError):  # cannot happen on text that parsed; no position then
+        return None
+    return None
 
 
 def _json_int(written: str) -> int:
@@ -172,7 +266,27 @@ def _rules_loader(yaml: Any) -> type:
     """
 
     class RulesLoader(yaml.SafeLoader):  # type: ignore[misc, name-defined]
-        pass
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            """Refuse a key written twice in one mapping, before merge keys are applied.
+
+            Only the keys written in the mapping itself are compared, so a key that overrides
+            one brought in by a merge key (``<<: *defaults``) stays allowed, as YAML says. A
+            second ``<<`` in one mapping is a repeat like any other; ``<<: [*a, *b]`` merges two.
+            """
+            if isinstance(node, yaml.MappingNode):
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = "<<" if key_node.tag == "tag:yaml.org,2002:merge" else self.construct_object(key_node, deep=deep)
+                    try:
+                        repeated = key in seen  # 1, 1.0 and true are one key to Python, and so in the dict
+                    except TypeError:
+                        continue  # an unhashable key: SafeLoader refuses it with its own mark
+                    if repeated:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"found {_duplicate_key_message(key)}", key_node.start_mark
+                        )
+                    seen.add(key)
+            return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
 
     def bounded_int(loader: Any, node: Any) -> int:
         digits = sum(character.isdigit() for character in node.value)

@@ -27,6 +27,11 @@ DEEP = f"nests deeper than {MAX_DEPTH} levels; a rule is an object of parameters
 HUGE = "is a whole number of more than 38 digits; no Spark type holds it (the widest, a decimal, has 38 digits)"
 LONG = "outside the 64-bit range Spark takes for it (-9223372036854775808 to 9223372036854775807)"
 FINITE = "a number in a rule must be finite"
+SURROGATE = "half of a UTF-16 pair, which UTF-8 cannot encode"
+UNICODE = ("a rule's text must be valid Unicode (in JSON, a \\ud800-\\udfff escape is only half of a character: "
+           "write the pair, or the character itself)")
+REPEATED = ("twice in one object; only the last value would count, so a reader would see a rule that is not "
+            "the one run: write each key once")
 
 
 def _nested_list(depth: int) -> list:
@@ -140,6 +145,34 @@ REFUSED = [
     (
         [{"type": "not_null", "k" * (MAX_TEXT_LENGTH + 1): 1}],
         f"rules[0] (not_null): the rule has a key of {MAX_TEXT_LENGTH + 1} characters; the limit is {MAX_TEXT_LENGTH}",
+    ),
+    # Surrogates (valid JSON escapes, not characters): py4j used to fail on them mid-run.
+    (
+        [{"type": "not_null", "columns": ["id", "caf\u00e9\ud800"]}],
+        f"rules[0] (not_null): 'columns[1]' is a text holding a surrogate (U+D800 at character 4), {SURROGATE}; {UNICODE}",
+    ),
+    (
+        [{"type": "sql", "failed_rows": "select * from t", "name": "\udfff"}],
+        f"rules[0] (sql): 'name' is a text holding a surrogate (U+DFFF at character 0), {SURROGATE}; {UNICODE}",
+    ),
+    (
+        [{"type": "not_null\ud800"}],
+        f"rules[0]: 'type' is a text holding a surrogate (U+D800 at character 8), {SURROGATE}; {UNICODE}",
+    ),
+    (
+        [{"type": "not_null", "columns": ["a"], "x\udc00": 1}],
+        (f"rules[0] (not_null): the rule has a key holding a surrogate (U+DC00 at character 1), {SURROGATE}: "
+         f"'x\\udc00'; {UNICODE}"),
+    ),
+    (
+        [{"type": "foreign_key", "column": "a", "reference": {"path": "x", "options": {"sep": "\ud83d"}}}],
+        (f"rules[0] (foreign_key): 'reference.options.sep' is a text holding a surrogate (U+D83D at character 0), "
+         f"{SURROGATE}; {UNICODE}"),
+    ),
+    (
+        [{"type": "row_count"}, {"type": "row_count", "targets": [{"\ud83d\ude00": 1}]}],
+        (f"rules[1] (row_count): 'targets[0]' has a key holding a surrogate (U+D83D at character 0), {SURROGATE}: "
+         f"'\\ud83d\\ude00'; {UNICODE}"),
     ),
 ]
 
@@ -256,6 +289,41 @@ FILES = [
     ("empty.yaml", "", f"holds nothing; {RULES_FILE_HINT}"),
     ("wrapped.json", '{"rules": {"type": "row_count"}}', f"holds an object; {RULES_FILE_HINT}"),
     ("mixed_keys.yaml", "{1: x, rules: []}\n", f"holds an object; {RULES_FILE_HINT} (found keys: 1, rules)"),
+    # A repeated key: only the last value counted, so a reviewer read another rule than the one run.
+    ("repeated.json", '[{"type": "not_null", "columns": ["a"], "columns": ["b"]}]',
+     f"repeats the key 'columns' {REPEATED} (line 1, column 41)\n"
+     '    [{"type": "not_null", "columns": ["a"], "columns": ["b"]}]\n' + " " * 44 + "^"),
+    ("repeated_type.json", '[\n  {"type": "not_null",\n   "columns": ["a"],\n   "type": "unique"}\n]\n',
+     f"repeats the key 'type' {REPEATED} (line 4, column 4)\n" '       "type": "unique"}\n' + " " * 7 + "^"),
+    # The C scanner meets the inner repeat first (that object closes first); the file's first repeat is named.
+    ("repeated_outer.json", '[{"type": "x", "a": 1, "a": {"k": 1, "k": 2}}]',
+     f"repeats the key 'a' {REPEATED} (line 1, column 24)\n"
+     '    [{"type": "x", "a": 1, "a": {"k": 1, "k": 2}}]\n' + " " * 27 + "^"),
+    ("repeated_nested.json", '[{"type": "foreign_key", "reference": {"path": "x", "path": "y"}}]',
+     f"repeats the key 'path' {REPEATED} (line 1, column 53)\n"
+     '    [{"type": "foreign_key", "reference": {"path": "x", "path": "y"}}]\n' + " " * 56 + "^"),
+    ("repeated_rules.json", '{"rules": [], "rules": [{"type": "row_count"}]}',
+     f"repeats the key 'rules' {REPEATED} (line 1, column 15)\n"
+     '    {"rules": [], "rules": [{"type": "row_count"}]}\n' + " " * 18 + "^"),
+    # Too deep for the locating scan: the key and the file, without a position.
+    ("repeated_deep.json", "[" * 600 + '{"a": 1, "a": 2}' + "]" * 600, f"repeats the key 'a' {REPEATED}"),
+    ("repeated.yaml", "- type: not_null\n  columns: [a]\n  columns: [b]\n",
+     f"is not valid YAML: found the key 'columns' {REPEATED} (line 3, column 3)\n      columns: [b]\n      ^"),
+    ("repeated_type.yaml", "- {type: not_null, columns: [a], type: unique}\n",
+     f"is not valid YAML: found the key 'type' {REPEATED} (line 1, column 34)\n"
+     "    - {type: not_null, columns: [a], type: unique}\n" + " " * 37 + "^"),
+    # 1 and 1.0 are one key to Python: the mapping would keep one value.
+    ("repeated_number.yaml", "- {type: not_null, 1: a, 1.0: b}\n",
+     f"is not valid YAML: found the key 1.0 {REPEATED} (line 1, column 26)\n"
+     "    - {type: not_null, 1: a, 1.0: b}\n" + " " * 29 + "^"),
+    # Two merge keys in one mapping are a repeat too; '<<: [*a, *b]' merges both.
+    ("repeated_merge.yaml", "- <<: {type: not_null}\n  <<: {columns: [a]}\n",
+     f"is not valid YAML: found the key '<<' {REPEATED} (line 2, column 3)\n      <<: {{columns: [a]}}\n      ^"),
+    ("surrogate.json", '[{"type": "not_null", "columns": ["\\ud800"]}]',
+     f": rules[0] (not_null): 'columns[0]' is a text holding a surrogate (U+D800 at character 0), {SURROGATE}; {UNICODE}"),
+    ("surrogate_key.yaml", '- {type: not_null, columns: [a], "w\\udfff": 1}\n',
+     (f": rules[0] (not_null): the rule has a key holding a surrogate (U+DFFF at character 1), {SURROGATE}: "
+      f"'w\\udfff'; {UNICODE}")),
 ]
 
 
@@ -284,3 +352,26 @@ def test_a_utf8_byte_order_mark_and_38_digit_numbers_are_fine(tmp_path):
     path = tmp_path / "bom.json"
     path.write_bytes('\ufeff[{"type": "row_count", "min": 1, "max": 9223372036854775807, "name": "café"}]'.encode())
     assert read_rules_file(path) == [{"type": "row_count", "min": 1, "max": 2**63 - 1, "name": "café"}]
+
+
+def test_yaml_merge_keys_still_work_and_an_explicit_key_overrides_a_merged_one(tmp_path):
+    # YAML lets a key written in the mapping override one a merge key brings in: not a repeat.
+    path = tmp_path / "merge.yaml"
+    path.write_text(
+        "- &base {type: not_null, columns: [a], name: base}\n"
+        "- <<: *base\n"
+        "  columns: [b]\n"
+        "- <<: [{type: unique}, {columns: [c], name: second}]\n"
+        "  name: mine\n"
+    )
+    assert read_rules_file(path) == [
+        {"type": "not_null", "columns": ["a"], "name": "base"},
+        {"type": "not_null", "columns": ["b"], "name": "base"},
+        {"type": "unique", "columns": ["c"], "name": "mine"},
+    ]
+
+
+def test_a_key_may_repeat_across_objects_and_a_surrogate_pair_is_one_character(tmp_path):
+    path = tmp_path / "fine.json"
+    path.write_text('[{"type": "not_null", "columns": ["\\ud83d\\ude00"]}, {"type": "not_null", "columns": ["b"]}]')
+    assert read_rules_file(path) == [{"type": "not_null", "columns": ["\U0001f600"]}, {"type": "not_null", "columns": ["b"]}]
