@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core import Cola, ColaError
 from cola_core.io import OutputSpec, SourceSpec, parse_output, parse_source, read_rules_file
 
 from airflow_provider_cola.errors import ColaConfigError
+
+if TYPE_CHECKING:
+    from cola_core.checks.base import BaseCheck
 
 # A URI scheme (s3a:, hdfs:, abfss:...); a Windows drive letter never reaches a local master here.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -33,14 +36,20 @@ class RuleBlock:
     Attributes:
         rules: the rule dicts, as the engine reads them.
         path: the JSON/YAML file the rules were read from, when they came from one.
-        size: how many rules the block holds after ``targets`` expansion, which is how many
-            results a run of it gives.
+        checks: the parsed checks, in rule order after ``targets`` expansion: a run of the
+            block gives one result per check, with its ``rule_type``, ``code`` and (when the
+            rule has one) ``name`` as ``check_name``.
     """
 
-    def __init__(self, rules: list[Any], path: Path | None, size: int) -> None:
+    def __init__(self, rules: list[Any], path: Path | None, checks: Sequence[BaseCheck]) -> None:
         self.rules = rules
         self.path = path
-        self.size = size
+        self.checks = tuple(checks)
+
+    @property
+    def size(self) -> int:
+        """How many results a run of the block gives (its rules after ``targets`` expansion)."""
+        return len(self.checks)
 
 
 def engine(allow_external_access: bool = False) -> Cola:
@@ -87,7 +96,7 @@ def load_rules(
         checks = (cola or engine(allow_external_access)).parse(rules)
     except ColaError as error:
         raise ColaConfigError(f"invalid Cola rules: {error}") from error
-    return RuleBlock(rules, path, len(checks))
+    return RuleBlock(rules, path, checks)
 
 
 def checked_source(source: Any, *, allow_external_access: bool = False) -> SourceSpec:

@@ -18,6 +18,7 @@ from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_d
 from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, checked_switch, settle
 from airflow_provider_cola._rules import RuleBlock, dag_folder, engine, load_rules
 from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.operators._spark_submit import mask_sensitive_settings, secrets_as_text
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -74,7 +75,23 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             **kwargs,
         )
 
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """Render, then register secret-named ``conf`` values with the masker.
+
+        As the operators do it: the runner stores the rendered fields (the Rendered Template
+        view) right after rendering, so a value must be known to the masker by then.
+        """
+        super().render_template_fields(context, jinja_env)
+        self._mask_secrets()
+
+    def _mask_secrets(self) -> None:
+        # Secret-named numbers become text first: the masker redacts text only.
+        self.conf = secrets_as_text(self.conf)
+        mask_sensitive_settings(self.conf if isinstance(self.conf, Mapping) else None)
+
     def execute(self, context: Context) -> Mapping[str, Any]:
+        # Again: execute() may be called without rendering (a test calling it directly).
+        self._mask_secrets()
         # The rules are checked before any Spark session starts.
         self._block = load_rules(
             self.rules,
@@ -201,7 +218,9 @@ def cola_check(
             the process is used as it is.
         on_failure: ``fail`` (default), ``warn`` or ``skip``, as for ``ColaCheckOperator``.
         branch: ``{"pass": ..., "warn": ..., "fail": ...}``, as for ``ColaCheckOperator``.
-        conf: Spark settings for the session the task starts. (templated)
+        conf: Spark settings for the session the task starts. (templated) Values whose key
+            names a secret (``spark.myapp.credential``...) are masked in the Rendered Template
+            view and the log, as for the operators.
         samples: keep up to this many offending rows of each failed row rule, as for
             ``ColaCheckOperator``.
         allow_external_access: let SQL text in the rules call JVM functions and read storage

@@ -1,8 +1,9 @@
 """Reading back the results file the Cola job wrote, and refusing anything that is not whole.
 
-A results file that is missing, empty, not UTF-8, not strict JSON, or not exactly what
-``cola_core.report.summarise`` produces for the validated block (one result per expanded
-rule, every key of its type, counts that add up) is never read as a pass: it raises
+A results file that is missing, empty, not UTF-8, not strict JSON (a duplicate key
+included), or not exactly what ``cola_core.report.summarise`` produces for the validated
+block (one result per expanded rule, in order, each with that rule's ``rule_type``, ``code``
+and name, every key of its type, counts that add up) is never read as a pass: it raises
 :class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log. A file
 that records a refused run (``cola_core.report.refusal_results``) raises
 :class:`~airflow_provider_cola.errors.ColaJobRefused`, which is not retried.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from cola_core import CheckResult, ColaError
 from cola_core._format import plural
@@ -38,7 +39,7 @@ class ResultsFile:
     enough. With ``results_uri`` (needed in cluster deploy mode, where the driver runs on the
     cluster) each run writes a uniquely named file under that folder, which must be storage
     both the driver and this worker mount (NFS, a shared volume). A stale file from an
-    earlier run can never be read, and the file is removed once read.
+    earlier run can never be read, and the file is removed once read, whatever it held.
 
     Attributes:
         target: the path or URI passed to the job as ``--results``.
@@ -58,13 +59,17 @@ class ResultsFile:
     def _path(self) -> Path:
         return Path(local_path(self.target))
 
-    def read(self, *, split: bool, expected_results: int, log_tail: Callable[[], str]) -> dict[str, Any]:
+    def read(self, *, split: bool, checks: Sequence[Any], log_tail: Callable[[], str]) -> dict[str, Any]:
         """The results summary, checked to be exactly what ``summarise`` would produce.
+
+        The file is removed once read, whether it was good, corrupt or a refusal.
 
         Args:
             split: whether the job was a split (whose summary carries the row counts).
-            expected_results: how many results the block must give (its rules after
-                ``targets`` expansion, as validated in the worker).
+            checks: the block's checks as validated in the worker (``RuleBlock.checks``:
+                its rules after ``targets`` expansion, in order); result ``i`` must carry
+                ``checks[i]``'s ``rule_type`` and ``code``, and its ``name`` as
+                ``check_name`` when the rule has one.
             log_tail: gives the tail of the Spark log, for the error message.
 
         Raises:
@@ -77,14 +82,16 @@ class ResultsFile:
         except FileNotFoundError as error:
             raise self._error("the Cola Spark job finished but wrote no results file", log_tail) from error
         except OSError as error:
+            self.discard()
             raise self._error(f"cannot read the results file ({error})", log_tail) from error
+        # Read once: a corrupt file must not stay behind in results_uri either.
+        self.discard()
         try:
             data = _loaded(raw)
             refusal = _refusal(data)
-            summary = None if refusal else _checked_summary(data, split, expected_results)
+            summary = None if refusal else _checked_summary(data, split, checks)
         except (ValueError, TypeError, KeyError, RecursionError, ColaError) as error:
             raise self._error(f"the results file is corrupt ({_short(error)})", log_tail) from error
-        self.discard()
         if refusal:
             raise ColaJobRefused(refused_message(refusal))
         return summary  # type: ignore[return-value]
@@ -118,13 +125,23 @@ def _loaded(raw: bytes) -> Any:
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8: {error.reason} at byte {error.start}") from error
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except RecursionError as error:
         raise ValueError("nested too deeply to be a results file") from error
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys; the job never writes one twice.
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
 
 
 def _refusal(data: Any) -> str | None:
@@ -137,18 +154,20 @@ def _refusal(data: Any) -> str | None:
     return error["message"]
 
 
-def _checked_summary(data: Any, split: bool, expected_results: int) -> dict[str, Any]:
+def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {_json_type(data)}")
     keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ())}
     _exact_keys(data, keys, "the summary")
     if not isinstance(data["results"], list):
         raise ValueError(f"'results' must be a list, got {_json_type(data['results'])}")
-    if len(data["results"]) != expected_results:
+    if len(data["results"]) != len(checks):
         raise ValueError(
-            f"it holds {plural(len(data['results']), 'result')} for a block of {plural(expected_results, 'rule')}"
+            f"it holds {plural(len(data['results']), 'result')} for a block of {plural(len(checks), 'rule')}"
         )
     results = [_checked_result(item, index) for index, item in enumerate(data["results"])]
+    for index, (item, check) in enumerate(zip(data["results"], checks)):
+        _matches_rule(item, check, index)
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     expected = summarise(results, **counts)
     if data != expected:
@@ -174,6 +193,18 @@ def _checked_result(item: Any, index: int) -> CheckResult:
     if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
         raise ValueError(f"{where}.samples must be a list of objects")
     return CheckResult.from_dict(item)
+
+
+def _matches_rule(item: dict[str, Any], check: Any, index: int) -> None:
+    """Result ``index`` is the one the block's rule at that place gives (type, code, name)."""
+    expected = {"rule_type": check.rule_type, "code": check.code}
+    if check.name is not None:
+        expected["check_name"] = check.name
+    for key, value in expected.items():
+        if item[key] != value:
+            raise ValueError(
+                f"results[{index}].{key} is {item[key]!r}, but the block's rule {index + 1} gives {value!r}"
+            )
 
 
 def _exact_keys(data: dict[str, Any], keys: set[str], where: str, optional: tuple[str, ...] = ()) -> None:

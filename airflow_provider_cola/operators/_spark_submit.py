@@ -32,6 +32,7 @@ __all__ = [
     "mask_sensitive_settings",
     "names_a_secret",
     "refused_message",
+    "secrets_as_text",
     "sensitive_settings",
 ]
 
@@ -46,13 +47,13 @@ _TAIL_LINES = 30
 # string". The segments are the parts between punctuation, each also split at camelCase
 # (so "sasToken" gives "sastoken", "sas" and "token", and "kEy" gives "key"). Examples:
 # spark.myapp.credential, spark.hadoop.fs.s3a.secret.key, fs.s3a.access.key, apiKey,
-# AZURE_STORAGE_CONNECTION_STRING, connectionString. Short words count only as whole
-# segments, so "monkey", "keyspace" or "author" do not.
+# es.net.http.header.Authorization, AZURE_STORAGE_CONNECTION_STRING, connectionString. Short
+# words count only as whole segments, so "monkey", "keyspace" or "author" do not.
 _SECRET_WORDS = (
-    "accesskey", "apikey", "bearer", "connectionstring", "cookie", "credential", "hmac", "passphrase", "passwd",
-    "password", "private", "secret", "signature", "token",
+    "accesskey", "apikey", "authorization", "bearer", "connectionstring", "cookie", "credential", "hmac", "keyfile",
+    "passphrase", "passwd", "password", "private", "secret", "signature", "token",
 )
-_SECRET_SEGMENTS = frozenset({"key", "pwd", "pw", "pass", "auth", "keytab", "sas", "jwt", "oauth"})
+_SECRET_SEGMENTS = frozenset({"key", "pwd", "pw", "pass", "auth", "keytab", "sas", "jwt", "oauth", "creds"})
 _SECRET_PAIRS = frozenset({("connection", "string")})
 _PART = re.compile(r"[A-Za-z0-9]+")
 _CAMEL_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -136,14 +137,40 @@ def names_a_secret(key: Any) -> bool:
     return any(pair in _SECRET_PAIRS for pair in pairwise(words))
 
 
+def _is_secret_value(value: Any) -> bool:
+    # A switch (spark.acls.authorization.enabled: false) is no secret, and masking "false"
+    # would hide that word in every log line.
+    if value is None or isinstance(value, bool):
+        return False
+    return str(value).strip().lower() not in ("", "true", "false")
+
+
 def sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:
-    """The ``key: value`` pairs of ``settings`` whose key names a secret (empty values left out)."""
+    """The ``key: value`` pairs of ``settings`` whose key names a secret (empty and boolean values left out)."""
     return {
         str(key): str(value)
         for mapping in settings
         for key, value in (mapping or {}).items()
-        if names_a_secret(key) and value not in (None, "")
+        if names_a_secret(key) and _is_secret_value(value)
     }
+
+
+def secrets_as_text(settings: Mapping[str, Any] | None) -> Any:
+    """``settings`` with every secret-named number turned into its text (a new dict; else as given).
+
+    The masker redacts text only: ``{"spark.myapp.key": 987654321}`` is registered as
+    ``"987654321"`` but an int in the Rendered Template view would show in clear. Spark reads
+    every conf and option value as text, so ``str(value)`` is what it gets either way.
+    """
+    if not isinstance(settings, Mapping) or not any(
+        names_a_secret(key) and _is_number(value) for key, value in settings.items()
+    ):
+        return settings
+    return {key: str(value) if names_a_secret(key) and _is_number(value) else value for key, value in settings.items()}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def mask_sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:

@@ -40,6 +40,7 @@ from airflow_provider_cola.operators._spark_submit import (
     launcher_environment,
     mask_sensitive_settings,
     refused_message,
+    secrets_as_text,
 )
 
 if TYPE_CHECKING:
@@ -213,8 +214,13 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self._mask_secrets()
 
     def _mask_secrets(self) -> dict[str, str]:
+        # Secret-named numbers become text first: the masker redacts text only.
+        self.conf = secrets_as_text(self.conf)
+        self.env_vars = secrets_as_text(self.env_vars)
         source = self.source if isinstance(self.source, Mapping) else {}
-        options = source.get("options")
+        options = secrets_as_text(source.get("options"))
+        if options is not source.get("options"):
+            self.source = source = {**source, "options": options}
         return mask_sensitive_settings(self.conf, self.env_vars, options if isinstance(options, Mapping) else None)
 
     def execute(self, context: Context) -> Mapping[str, Any]:
@@ -252,7 +258,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             checked_local_path(source, self._hook.master)
             self._submit(self._hook, results)
             summary = results.read(
-                split=self.command == "split", expected_results=block.size, log_tail=self._hook.log_tail
+                split=self.command == "split", checks=block.checks, log_tail=self._hook.log_tail
             )
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -266,8 +272,9 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
                 # Where spark-submit's exit status is not the job's (cluster deploy mode), the
                 # results file still says that the job refused its inputs.
                 refusal = results.refusal()
+                # Whatever a failed job left (a refusal, a partial file) is read once, never again.
+                results.discard()
                 if refusal is not None:
-                    results.discard()
                     raise ColaJobRefused(refused_message(refusal)) from error
                 raise
 

@@ -59,13 +59,13 @@ def test_report_and_split_outputs():
 
 
 def test_inline_rules_are_written_and_shipped_by_name_in_cluster_mode(tmp_path):
-    block = RuleBlock([{"type": "row_count", "min": 1}], None, 1)
+    block = RuleBlock([{"type": "row_count", "min": 1}], None, [])
     assert rules_file(block, tmp_path, "client") == (str(tmp_path.resolve() / "rules.json"), [])
     assert json.loads((tmp_path / "rules.json").read_text(encoding="utf-8")) == [{"type": "row_count", "min": 1}]
     assert rules_file(block, tmp_path, "cluster") == ("rules.json", [str(tmp_path.resolve() / "rules.json")])
 
     given = tmp_path / "orders.yaml"
     given.write_text("- type: row_count\n", encoding="utf-8")
-    assert rules_file(RuleBlock([], given, 1), tmp_path / "unused", "cluster") == (
+    assert rules_file(RuleBlock([], given, []), tmp_path / "unused", "cluster") == (
         "orders.yaml", [str(given.resolve())]
     )

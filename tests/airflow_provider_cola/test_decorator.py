@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 
@@ -67,6 +68,14 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
     }
     assert outcome.xcom["informative"] == UNIQUE_FAILS
     assert outcome.xcom["gated"] == UNIQUE_FAILS
+    # conf is a template field: its secret-named values are masked as the operators' are,
+    # a number included (the masker redacts text only, so it is rendered as text).
+    assert outcome.rendered["gated"]["conf"] == {
+        "spark.myapp.credential": "***", "spark.myapp.kEy": "***", "spark.ui.enabled": "false",
+    }
+    for secret in ("clearcredvalue1", "987654321"):
+        assert secret not in json.dumps(outcome.rendered)
+        assert secret not in outcome.log
     assert (
         "Cola checks that failed (on_failure='skip', so the task succeeds):\n"
         "  [FAIL] unique(order_id): 1 duplicate row (6 rows, 5 distinct)"

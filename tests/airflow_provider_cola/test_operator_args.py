@@ -262,3 +262,48 @@ def test_local_source_paths_are_checked_on_a_local_master(tmp_path):
     assert checked_local_path(checked_source({"path": str(missing)}), "yarn") is None
     assert checked_local_path(checked_source({"path": str(missing)}), "spark://127.0.0.1:7077") is None
     assert checked_local_path(checked_source({"table": "db.orders"}), "local") is None
+
+
+class _FailingHook:
+    spark_binary = "spark-submit"
+    master = "yarn"
+
+    def submit(self, application):
+        raise ColaJobError("spark-submit exited with 1")
+
+
+@pytest.mark.parametrize(
+    ("left", "raised"),
+    [
+        ('{"severity": "pa', ColaJobError),
+        (json.dumps({"error": {"exit_code": 2, "message": "no such table db.orders"}}), ColaJobRefused),
+    ],
+)
+def test_a_failed_submit_leaves_no_results_file_behind(tmp_path, left, raised):
+    from airflow_provider_cola.operators._results import ResultsFile
+
+    operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, results_uri=str(tmp_path / "shared"))
+    (tmp_path / "shared").mkdir()
+    results = ResultsFile(tmp_path, operator.results_uri)
+    Path(results.target).write_text(left, encoding="utf-8")
+    with pytest.raises(raised):
+        operator._submit(_FailingHook(), results)
+    assert list((tmp_path / "shared").iterdir()) == []
+
+
+def test_secret_named_numbers_are_rendered_as_masked_text():
+    from airflow.sdk._shared.secrets_masker import redact
+
+    operator = ColaCheckOperator(
+        task_id="check",
+        rules=RULES,
+        source={**SOURCE, "options": {"password": 55512345, "header": True}},
+        conf={"spark.myapp.kEy": 987654322, "spark.sql.shuffle.partitions": 2},
+        env_vars={"APP_TOKEN": 44412345},
+    )
+    operator._mask_secrets()
+    assert operator.conf == {"spark.myapp.kEy": "987654322", "spark.sql.shuffle.partitions": 2}
+    assert operator.env_vars == {"APP_TOKEN": "44412345"}
+    assert operator.source["options"] == {"password": "55512345", "header": True}
+    assert redact(operator.conf, "conf") == {"spark.myapp.kEy": "***", "spark.sql.shuffle.partitions": 2}
+    assert redact(operator.source, "source")["options"] == {"password": "***", "header": True}

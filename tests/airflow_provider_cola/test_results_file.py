@@ -12,16 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_cola._rules import load_rules
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._results import ResultsFile
 from cola_core.report import refusal_results, results_text
 from cola_expected import ORDERS_PASS_SUMMARY, result, summary
+from cola_testenv import EXAMPLES
 
 pytestmark = pytest.mark.airflow
 
 TAIL = "26/01/01 ERROR Something: the end of the log"
 ROW_COUNT = result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count")
 FIRST = ORDERS_PASS_SUMMARY["results"][0]
+# The checks the worker validated: what each result must be the result of, in order.
+ORDERS_CHECKS = load_rules(EXAMPLES / "rules" / "orders.yaml").checks
+ROW_COUNT_CHECKS = load_rules([{"type": "row_count", "min": 1}]).checks
 REMOVED = object()
 
 
@@ -46,7 +51,7 @@ def with_first(**changes) -> str:
 
 def test_results_file_is_read_then_removed(tmp_path):
     results = written(tmp_path, results_text(ORDERS_PASS_SUMMARY))
-    assert results.read(split=False, expected_results=5, log_tail=tail) == ORDERS_PASS_SUMMARY
+    assert results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail) == ORDERS_PASS_SUMMARY
     assert not Path(results.target).exists()
 
 
@@ -60,7 +65,7 @@ def test_results_uri_gets_a_unique_file_per_run(tmp_path):
 def test_split_results_need_the_counts(tmp_path):
     split_summary = summary(ROW_COUNT, valid_count=3, invalid_count=0)
     results = written(tmp_path, json.dumps(split_summary))
-    assert results.read(split=True, expected_results=1, log_tail=tail) == split_summary
+    assert results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail) == split_summary
 
 
 CORRUPT = [
@@ -97,6 +102,14 @@ CORRUPT = [
     # Python's json reads NaN and Infinity, which are not JSON and which the job never writes.
     (with_first(metric_value=float("nan")), "NaN is not a JSON number"),
     (json.dumps({"error": "no"}), "its 'error' must be {\"exit_code\": 2, \"message\": \"...\"} alone"),
+    # json.loads would keep the last of two equal keys: the job never writes one twice.
+    (json.dumps(ORDERS_PASS_SUMMARY)[:-1] + ', "passed": true}', "duplicate key 'passed'"),
+    (with_first().replace('"severity": "pass", "check_name"', '"severity": "pass", "severity": "pass", "check_name"', 1),
+     "duplicate key 'severity'"),
+    # Each result must be the result of the block's rule at its place.
+    (json.dumps({**ORDERS_PASS_SUMMARY, "results": [ORDERS_PASS_SUMMARY["results"][i] for i in (0, 2, 1, 3, 4)]}),
+     "results[1].rule_type is 'unique', but the block's rule 2 gives 'not_null'"),
+    (with_first(code="NEGATIVE_AMOUNT"), "results[0].code is 'NEGATIVE_AMOUNT', but the block's rule 1 gives 'row_count'"),
 ]
 
 
@@ -104,10 +117,57 @@ CORRUPT = [
 def test_a_corrupt_results_file_is_never_a_pass(tmp_path, content, problem):
     results = written(tmp_path, content)
     with pytest.raises(ColaJobError) as error:
-        results.read(split=False, expected_results=5, log_tail=tail)
+        results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
     assert str(error.value) == (
         f"the results file is corrupt ({problem}): {results.target}\nLast lines of the Spark log:\n{TAIL}"
     )
+    # Read once, then removed: nothing stale is left for a later read.
+    assert not Path(results.target).exists()
+
+
+NOT_NULL = result("not_null", "pass", "not_null(order_id): no NULL values", "not_null(order_id)")
+
+
+@pytest.mark.parametrize(
+    ("rule", "found", "problem"),
+    [
+        # The shape of a real result, but of no rule in the block.
+        ({"type": "not_null", "columns": ["order_id"]}, {**NOT_NULL, "rule_type": "whatever", "code": None},
+         "results[0].rule_type is 'whatever', but the block's rule 1 gives 'not_null'"),
+        ({"type": "not_null", "columns": ["order_id"]}, {**NOT_NULL, "code": None},
+         "results[0].code is None, but the block's rule 1 gives 'not_null(order_id)'"),
+        ({"type": "not_null", "columns": ["order_id"], "code": "NO_ID"}, NOT_NULL,
+         "results[0].code is 'not_null(order_id)', but the block's rule 1 gives 'NO_ID'"),
+        ({"type": "not_null", "columns": ["order_id"], "name": "ids"}, NOT_NULL,
+         "results[0].check_name is None, but the block's rule 1 gives 'ids'"),
+        ({"type": "not_null", "columns": ["order_id"], "name": "ids"}, {**NOT_NULL, "check_name": "emails"},
+         "results[0].check_name is 'emails', but the block's rule 1 gives 'ids'"),
+    ],
+)
+def test_each_result_must_be_of_the_validated_rule_at_its_place(tmp_path, rule, found, problem):
+    results = written(tmp_path, json.dumps(summary(found)))
+    with pytest.raises(ColaJobError) as error:
+        results.read(split=False, checks=load_rules([rule]).checks, log_tail=tail)
+    assert str(error.value) == (
+        f"the results file is corrupt ({problem}): {results.target}\nLast lines of the Spark log:\n{TAIL}"
+    )
+
+
+def test_the_result_of_a_named_rule_carries_its_name(tmp_path):
+    named = {**NOT_NULL, "check_name": "ids"}
+    results = written(tmp_path, json.dumps(summary(named)))
+    rule = {"type": "not_null", "columns": ["order_id"], "name": "ids"}
+    assert results.read(split=False, checks=load_rules([rule]).checks, log_tail=tail) == summary(named)
+
+
+def test_a_corrupt_file_in_results_uri_is_removed(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    results = ResultsFile(tmp_path, f"file://{shared}")
+    Path(results._path()).write_text('{"severity": "pass"', encoding="utf-8")
+    with pytest.raises(ColaJobError, match=r"^the results file is corrupt \("):
+        results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    assert list(shared.iterdir()) == []
 
 
 @pytest.mark.parametrize(
@@ -122,14 +182,14 @@ def test_a_corrupt_results_file_is_never_a_pass(tmp_path, content, problem):
 def test_split_counts_must_be_whole_and_not_negative(tmp_path, counts, problem):
     results = written(tmp_path, json.dumps({**summary(ROW_COUNT), **counts}))
     with pytest.raises(ColaJobError) as error:
-        results.read(split=True, expected_results=1, log_tail=tail)
+        results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail)
     assert str(error.value).startswith(f"the results file is corrupt ({problem}): ")
 
 
 def test_missing_results_file(tmp_path):
     results = written(tmp_path, None)
     with pytest.raises(ColaJobError) as error:
-        results.read(split=False, expected_results=5, log_tail=tail)
+        results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
     assert str(error.value) == (
         f"the Cola Spark job finished but wrote no results file: {results.target}\nLast lines of the Spark log:\n{TAIL}"
     )
@@ -139,7 +199,7 @@ def test_a_results_file_recording_a_refusal_fails_without_retry(tmp_path):
     results = written(tmp_path, results_text(refusal_results("cannot read the json at /data/x: no such path")))
     assert results.refusal() == "cannot read the json at /data/x: no such path"
     with pytest.raises(ColaJobRefused) as error:
-        results.read(split=False, expected_results=5, log_tail=tail)
+        results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
     assert str(error.value) == (
         "the Cola job refused its inputs (exit code 2, so it is not retried): "
         "cannot read the json at /data/x: no such path"

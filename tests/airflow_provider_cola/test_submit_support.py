@@ -12,6 +12,7 @@ from airflow_provider_cola.operators._spark_submit import (
     interpreter_bin_dir,
     launcher_environment,
     names_a_secret,
+    secrets_as_text,
     sensitive_settings,
 )
 from cola_testenv import unactivated_path
@@ -85,6 +86,10 @@ SECRET_KEYS = {
     "HMACKEY": True,
     "signature": True,
     "spark.myapp.requestSignature": True,
+    "es.net.http.header.Authorization": True,
+    "spark.myapp.proxyAuthorization": True,
+    "spark.myapp.keyfile": True,
+    "spark.hadoop.fs.gs.sslKeyfile": True,
     # Whole segments.
     "pwd": True,
     "pw": True,
@@ -94,6 +99,9 @@ SECRET_KEYS = {
     "sas": True,
     "jwt": True,
     "spark.myapp.keytab": True,
+    "spark.myapp.creds": True,
+    "spark.myapp.awsCreds": True,
+    "GOOGLE_CREDS": True,
     # Case does not matter, even inside a segment.
     "spark.myapp.kEy": True,
     "spark.myapp.KEY": True,
@@ -125,6 +133,8 @@ SECRET_KEYS = {
     "spark.myapp.connection.pool.string": False,
     "spark.myapp.power": False,
     "spark.myapp.passes": False,
+    "spark.myapp.credscore": False,
+    "spark.myapp.file": False,
     "": False,
 }
 
@@ -160,3 +170,23 @@ def test_sensitive_settings_skip_empty_values():
     assert sensitive_settings({"password": "", "token": None, "spark.x.credential": 42}, None, {"header": "true"}) == {
         "spark.x.credential": "42"
     }
+
+
+def test_sensitive_settings_skip_switches():
+    # Masking "false" would hide that word in every log line; a switch is no secret.
+    settings = {"spark.acls.authorization.enabled": "false", "spark.x.auth": True, "spark.x.token": "TRUE"}
+    assert sensitive_settings(settings, {"es.net.http.header.Authorization": "Basic dXNlcjpw"}) == {
+        "es.net.http.header.Authorization": "Basic dXNlcjpw"
+    }
+
+
+def test_secret_named_numbers_become_text():
+    conf = {"spark.myapp.kEy": 987654321, "spark.x.token": 1.5, "spark.sql.shuffle.partitions": 2, "spark.x.auth": True}
+    assert secrets_as_text(conf) == {
+        "spark.myapp.kEy": "987654321", "spark.x.token": "1.5", "spark.sql.shuffle.partitions": 2, "spark.x.auth": True,
+    }
+    # Nothing to change: the same object, as given.
+    plain = {"spark.sql.shuffle.partitions": 2, "password": "p"}
+    assert secrets_as_text(plain) is plain
+    assert secrets_as_text(None) is None
+    assert secrets_as_text("{{ var.json.conf }}") == "{{ var.json.conf }}"

@@ -15,6 +15,7 @@ from airflow_provider_cola.decorators import cola_check
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
+SECRET_CONF = {"spark.myapp.credential": "clearcredvalue1", "spark.myapp.kEy": 987654321, "spark.ui.enabled": "false"}
 # reflect() reaches the JVM: refused unless the task says that its rules are trusted.
 REFLECT = [{
     "type": "sql",
@@ -35,7 +36,8 @@ with DAG(
     def informative(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
-    @task.cola_check(rules=RULES, branch={"pass": "on_pass", "warn": "on_pass"})
+    # Secret-named conf, as text and as a number: neither is shown in the Rendered Template view.
+    @task.cola_check(rules=RULES, branch={"pass": "on_pass", "warn": "on_pass"}, conf=SECRET_CONF)
     def gated(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
