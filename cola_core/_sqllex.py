@@ -10,9 +10,21 @@ comments can hide nothing from the guard that Spark would see as code.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from cola_core.errors import ColaRuleError
+
+# Spark's numeric literals (INTEGER_VALUE, EXPONENT_VALUE, DECIMAL_VALUE and the typed ones):
+# ASCII digits, an optional exponent with a sign, and a type suffix.
+_NUMBERS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"[0-9]+[lsy]",
+        r"[0-9]+(?:e[+-]?[0-9]+)?(?:bd|d|f)?",
+        r"(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?(?:bd|d|f)?",
+    )
+)
 
 __all__ = ["Token", "tokenize"]
 
@@ -23,7 +35,8 @@ class Token:
 
     Attributes:
         kind: ``word`` (keyword or plain identifier), ``quoted`` (backtick identifier),
-            ``string`` (any string literal), or ``symbol`` (one punctuation character).
+            ``string`` (any string literal), ``number`` (a numeric literal), or ``symbol``
+            (one punctuation character, or ``/*+`` and ``*/``).
         text: the word, the identifier without its backticks, the literal as written, or the
             symbol.
         start: offset of the token in the SQL text.
@@ -83,16 +96,36 @@ def tokenize(sql: str, key: str = "sql") -> list[Token]:
             end, name = _quoted_identifier(sql, i, key)
             tokens.append(Token("quoted", name, i, end))
             i = end
-        elif char.isalnum() or char == "_":
-            end = i + 1
-            while end < size and (sql[end].isalnum() or sql[end] == "_"):
-                end += 1
-            tokens.append(Token("word", sql[i:end], i, end))
+        elif char.isalnum() or char == "_" or (char == "." and sql[i + 1 : i + 2].isdigit()):
+            end, kind = _word_or_number(sql, i)
+            if end == i:  # a '.' that starts no valid decimal (".5e3x"): a plain symbol
+                end, kind = i + 1, "symbol"
+            tokens.append(Token(kind, sql[i:end], i, end))
             i = end
         else:
             tokens.append(Token("symbol", char, i, i + 1))
             i += 1
     return tokens
+
+
+def _word_or_number(sql: str, i: int) -> tuple[int, str]:
+    """Where the word or number at ``i`` ends, and which it is, by Spark's longest match:
+    ``1E+5INSERT`` is the number ``1E+5`` then the word ``INSERT``, while ``1E5INSERT`` is
+    one word, and ``1.5e3x`` is no decimal (Spark wants no letter right after one)."""
+    word = 0
+    while i + word < len(sql) and (sql[i + word].isalnum() or sql[i + word] == "_"):
+        word += 1
+    number = 0
+    for pattern in _NUMBERS:
+        found = pattern.match(sql, i)
+        if not found:
+            continue
+        follower = sql[found.end() : found.end() + 1]
+        if "." in found.group(0) and (follower.isalnum() or follower == "_"):
+            continue  # isValidDecimal(): a decimal literal is never followed by a name character
+        number = max(number, found.end() - i)
+    # On a tie Spark's number rules win: they come before IDENTIFIER in its grammar.
+    return (i + number, "number") if number >= word else (i + word, "word")
 
 
 def _skip_line_comment(sql: str, i: int) -> int:

@@ -67,6 +67,8 @@ OUTSIDE_FUNCTIONS = {
     "from_protobuf": "may read a descriptor file from storage",
     "to_protobuf": "may read a descriptor file from storage",
     "from_avro": "may read a schema file from storage",
+    "from_xml": "may load an XSD schema from storage or the network through its options",
+    "schema_of_xml": "may load an XSD schema from storage or the network through its options",
     "to_avro": "may read a schema file from storage",
     "schema_of_avro": "may read a schema file from storage",
     "python_worker_logs": "reads the Python workers' logs",
@@ -249,16 +251,16 @@ def outside_access(sql: str, tokens: list[Token] | None = None) -> str | None:
         return "uses ${...} (Spark replaces it with configuration or environment values)"
     tokens = tokenize(sql) if tokens is None else tokens
     for index, token in enumerate(tokens):
-        name = token.name
+        name = _name_like(token)
         if name is None:
             continue
         if _is_call(tokens, index):
-            if name in OUTSIDE_FUNCTIONS:
-                return f"calls {name}() (it {OUTSIDE_FUNCTIONS[name]})"
-            if name == "identifier":
+            if name.lower() in OUTSIDE_FUNCTIONS:
+                return f"calls {name.lower()}() (it {OUTSIDE_FUNCTIONS[name.lower()]})"
+            if name.lower() == "identifier":
                 return "uses IDENTIFIER(...) (it builds a name at run time; write the name itself)"
         if _is_path_relation(tokens, index):
-            return f"reads {token.text}.`{tokens[index + 2].text}` (a path relation reads files)"
+            return f"reads {name}.`{_name_like(tokens[index + 2])}` (a path relation reads files)"
         if token.is_word("USING") and index + 1 < len(tokens) and tokens[index + 1].kind == "string":
             return f"runs the program {tokens[index + 1].text} (script transformation)"
     return None
@@ -285,12 +287,24 @@ def _is_path_relation(tokens: list[Token], index: int) -> bool:
         return False
     if index > 0 and tokens[index - 1].kind == "symbol" and tokens[index - 1].text == ".":
         return False  # the tail of a longer name: catalog.db.table
-    first, second = tokens[index], tokens[index + 2]
-    if second.name is None:
+    first, second = _name_like(tokens[index]), _name_like(tokens[index + 2])
+    if first is None or second is None:
         return False
-    source = first.text.lower()
-    path_like = second.kind == "quoted" and ("/" in second.text or "\\" in second.text or ":" in second.text)
-    return source in _FILE_SOURCES or (first.kind == "quoted" and "." in source) or path_like
+    source = first.lower()
+    path_like = tokens[index + 2].kind != "word" and ("/" in second or "\\" in second or ":" in second)
+    return source in _FILE_SOURCES or (tokens[index].kind != "word" and "." in source) or path_like
+
+
+def _name_like(token: Token) -> str | None:
+    """The name a token may spell, as written: a word, a backtick name, or a double-quoted
+    text, which Spark reads as a name under ``spark.sql.ansi.doubleQuotedIdentifiers``."""
+    if token.kind == "word":
+        return token.text
+    if token.kind == "quoted":
+        return token.text
+    if token.kind == "string" and token.text.startswith('"') and len(token.text) >= 2:
+        return token.text[1:-1]
+    return None
 
 
 # -- Spark's own parser -----------------------------------------------------------------------

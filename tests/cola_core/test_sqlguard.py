@@ -78,6 +78,9 @@ def test_unclosed_literals_and_comments_are_refused(sql, message):
 CORPUS = [
     # The exploit from the issue: a quote inside a -- comment hid the INSERT from the old guard.
     ("WITH a AS (SELECT 1) -- it's fine\nINSERT OVERWRITE DIRECTORY '/tmp/x' SELECT * FROM a", write_keyword("INSERT")),
+    # A signed exponent ends a number: Spark reads 1E+5 then INSERT, never the word 5INSERT.
+    ("FROM VALUES 1E+5INSERT INTO victim SELECT 42", write_keyword("INSERT")),
+    ("SELECT 1e-5reflect('java.lang.System', 'exit', '0')", outside("calls reflect() (it calls a Java method in the JVM)")),
     # A raw string's backslash does not escape the quote, so the INSERT is code.
     ("SELECT r'\\' AS a FROM t INSERT OVERWRITE DIRECTORY '/tmp/x' SELECT 1", write_keyword("INSERT")),
     ("FROM t INSERT INTO u SELECT *", write_keyword("INSERT")),
@@ -109,6 +112,12 @@ CORPUS = [
      outside("calls java_method() (it calls a Java method in the JVM)")),
     ("SELECT first(value) /* /*+ */ FROM text.`/etc/hostname` -- */",
      outside("reads text.`/etc/hostname` (a path relation reads files)")),
+    # Under spark.sql.ansi.doubleQuotedIdentifiers a double-quoted text is a name.
+    ("SELECT \"reflect\"('java.lang.System', 'getProperty', 'user.home')",
+     outside("calls reflect() (it calls a Java method in the JVM)")),
+    ("SELECT * FROM \"text\".\"/etc/hostname\"", outside("reads text.`/etc/hostname` (a path relation reads files)")),
+    ("SELECT from_xml('<a>1</a>', 'a string', map('rowValidationXSDPath', 'http://127.0.0.1:9/x')) IS NOT NULL",
+     outside("calls from_xml() (it may load an XSD schema from storage or the network through its options)")),
     # A hint's parameters are code.
     ("SELECT /*+ REPARTITION(java_method('java.lang.String', 'valueOf', 'x')) */ 1",
      outside("calls java_method() (it calls a Java method in the JVM)")),
@@ -194,6 +203,7 @@ def test_a_condition_holds_no_statement_separator():
         "(SELECT 1) UNION ALL (SELECT 2);",
         "VALUES (1), (2)",
         "SELECT '$' || '{x}' AS not_a_substitution",
+        "SELECT \"a/b\" AS text_with_a_slash, 1.5e3 FROM t WHERE x = \"http://a\"",
         "SELECT * FROM db.parquet_events JOIN other.`my table` USING (id)",
     ],
 )
@@ -298,7 +308,8 @@ def spark_code(spark, sql: str) -> str:
 
 @pytest.mark.spark
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pieces=st.lists(st.sampled_from([*LEXER_PIECES, "*", "/", "-", "R\"", "'it''s'", "``", "/* /*+ */", "x\\'"]), max_size=14))
+@given(pieces=st.lists(st.sampled_from([*LEXER_PIECES, "*", "/", "-", "1E+5", "1e-5", ".5E+1", "0.5e+3", "1.5",
+                                        "5", "e3", "L", "BD", "D", ".", "_", "+", "R\"", "'it''s'", "``", "/* /*+ */", "x\\'"]), max_size=14))
 def test_the_lexer_finds_the_same_code_as_sparks_lexer(spark, pieces):
     """A differential test against Spark's SqlBaseLexer: whatever the quotes, escapes and
     comments, the guard reads exactly the characters Spark reads as code."""
