@@ -9,10 +9,13 @@ N times the number of failed rules) reach the driver.
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
+import uuid
 from typing import TYPE_CHECKING, Any, Sequence
 
 from cola_core._columns import quote
-from cola_core._format import json_safe
+from cola_core._format import _json_key, json_safe
 from cola_core._spark_errors import is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
@@ -25,9 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = ["attach_samples", "checked_samples"]
 
-_RULE = "__cola_rule"
-_ORDER = "__cola_order"
-_RANK = "__cola_rank"
+# A variant nested deeper than this is given as its JSON text, not as the value it holds:
+# the parsed value would only be rebuilt, written and read back by recursive code.
+_VARIANT_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def checked_samples(samples: Any) -> int:
@@ -43,14 +47,25 @@ def _collectable(column: Column, data_type: DataType, name: str | None = None) -
     PySpark cannot bring year-month or calendar intervals back to Python
     (``NOT_IMPLEMENTED: YearMonthIntervalType.fromInternal``), so they are rendered here:
     a year-month interval as an ISO-8601 duration (``P1Y2M``, ``-P0Y3M``), a calendar
-    interval as Spark's own text (``1 months 2 days 3 seconds``). Other columns are left
-    as they are, nested types only rebuilt when something inside them needs it.
+    interval as Spark's own text (``1 months 2 days 3 seconds``). Two more forms break on
+    the Python side, so Spark renders them too, and ``_restored`` puts them back together:
+
+    - a map whose keys hold an array (``map(array(1), 1)``) becomes Python dict keys that
+      are lists (``TypeError: unhashable type: 'list'`` inside ``collect``): it is collected
+      as its entries (``map_entries``);
+    - a variant is decoded by PySpark's ``VariantVal.toJson``, which recurses once per level
+      (a variant 500 deep is a ``RecursionError``): Spark's ``to_json`` writes it instead.
+
+    Other columns are left as they are, nested types only rebuilt when something inside them
+    needs it.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StructType, YearMonthIntervalType
+    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType, YearMonthIntervalType
 
     if not _needs_rendering(data_type):
         converted = column
+    elif isinstance(data_type, VariantType):
+        converted = F.to_json(column)
     elif isinstance(data_type, YearMonthIntervalType):
         # Widened first: EXTRACT(YEAR ...) refuses an INTERVAL MONTH.
         whole = column.cast("interval year to month")
@@ -63,8 +78,13 @@ def _collectable(column: Column, data_type: DataType, name: str | None = None) -
     elif isinstance(data_type, ArrayType):
         converted = F.transform(column, lambda item: _collectable(item, data_type.elementType))
     elif isinstance(data_type, MapType):
-        keyed = F.transform_keys(column, lambda key, _: _collectable(key, data_type.keyType))
-        converted = F.transform_values(keyed, lambda _, item: _collectable(item, data_type.valueType))
+        converted = column
+        if _needs_rendering(data_type.keyType):
+            converted = F.transform_keys(converted, lambda key, _: _collectable(key, data_type.keyType))
+        if _needs_rendering(data_type.valueType):
+            converted = F.transform_values(converted, lambda _, item: _collectable(item, data_type.valueType))
+        if _holds_array(data_type.keyType):
+            converted = F.map_entries(converted)
     elif isinstance(data_type, StructType):
         fields = [_collectable(column.getField(f.name), f.dataType, f.name) for f in data_type.fields]
         converted = F.when(column.isNull(), F.lit(None)).otherwise(F.struct(*fields))
@@ -74,18 +94,81 @@ def _collectable(column: Column, data_type: DataType, name: str | None = None) -
 
 
 def _needs_rendering(data_type: DataType) -> bool:
-    """Whether ``data_type`` holds a type that PySpark cannot collect."""
-    from pyspark.sql.types import ArrayType, CalendarIntervalType, MapType, StructType, YearMonthIntervalType
+    """Whether ``data_type`` holds a type that PySpark cannot collect, or not safely."""
+    from pyspark.sql.types import (
+        ArrayType,
+        CalendarIntervalType,
+        MapType,
+        StructType,
+        VariantType,
+        YearMonthIntervalType,
+    )
 
-    if isinstance(data_type, (YearMonthIntervalType, CalendarIntervalType)):
+    if isinstance(data_type, (YearMonthIntervalType, CalendarIntervalType, VariantType)):
         return True
     if isinstance(data_type, ArrayType):
         return _needs_rendering(data_type.elementType)
     if isinstance(data_type, MapType):
-        return _needs_rendering(data_type.keyType) or _needs_rendering(data_type.valueType)
+        return (
+            _holds_array(data_type.keyType)
+            or _needs_rendering(data_type.keyType)
+            or _needs_rendering(data_type.valueType)
+        )
     if isinstance(data_type, StructType):
         return any(_needs_rendering(f.dataType) for f in data_type.fields)
     return False
+
+
+def _holds_array(data_type: DataType) -> bool:
+    """Whether a value of ``data_type`` collects as, or with, a Python list (unhashable)."""
+    from pyspark.sql.types import ArrayType, StructType
+
+    if isinstance(data_type, ArrayType):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_holds_array(f.dataType) for f in data_type.fields)
+    return False  # a map is never a map key, and the other types collect as hashable values
+
+
+def _restored(value: Any, data_type: DataType) -> Any:
+    """A value that ``_collectable`` rendered, as ``json_safe`` takes it: a map collected as
+    entries is a dict again (its keys as their JSON text, the way ``json_safe`` writes a
+    struct key), and a variant is the JSON value it holds, or its JSON text when it nests
+    deeper than ``_VARIANT_DEPTH``."""
+    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
+
+    if value is None or not _needs_rendering(data_type):
+        return value
+    if isinstance(data_type, VariantType):
+        return _variant_value(value)
+    if isinstance(data_type, ArrayType):
+        return [_restored(item, data_type.elementType) for item in value]
+    if isinstance(data_type, MapType):
+        pairs = [(entry[0], entry[1]) for entry in value] if _holds_array(data_type.keyType) else value.items()
+        return {
+            _json_key(_restored(key, data_type.keyType)): _restored(item, data_type.valueType)
+            for key, item in pairs
+        }
+    if isinstance(data_type, StructType):
+        return {f.name: _restored(value[i], f.dataType) for i, f in enumerate(data_type.fields)}
+    return value
+
+
+def _variant_value(text: str) -> Any:
+    """The JSON value a variant's text holds; the text itself when it nests too deep."""
+    depth = deepest = 0
+    for char in _JSON_STRING.sub("", text):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    if deepest > _VARIANT_DEPTH:
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def attach_samples(
@@ -128,21 +211,27 @@ def _collect(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    # Fresh names for the helper columns, so that no column of the data can collide with them.
+    fresh = uuid.uuid4().hex
+    rule, order, rank = f"__cola_rule_{fresh}", f"__cola_order_{fresh}", f"__cola_rank_{fresh}"
     columns = [F.col(quote(name)) for name in df.columns]
     prepared = prepare_all(df, [checks[i] for i in failing])
     tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
     # Window predicates (unique) and a generator cannot share one projection: tag, then explode.
     tagged = prepared.select(
         *columns,
-        F.monotonically_increasing_id().alias(_ORDER),
-        F.array_compact(F.array(*tags)).alias(_RULE),
-    ).select(*columns, _ORDER, F.explode(_RULE).alias(_RULE))
-    ranked = tagged.withColumn(_RANK, F.row_number().over(Window.partitionBy(_RULE).orderBy(_ORDER)))
-    readable = [_collectable(F.col(quote(f.name)), f.dataType, f.name) for f in df.schema.fields]
-    picked = ranked.where(F.col(_RANK) <= samples).select(_RULE, _ORDER, *readable).collect()
+        F.monotonically_increasing_id().alias(order),
+        F.array_compact(F.array(*tags)).alias(rule),
+    ).select(*columns, order, F.explode(rule).alias(rule))
+    ranked = tagged.withColumn(rank, F.row_number().over(Window.partitionBy(rule).orderBy(order)))
+    fields = df.schema.fields
+    readable = [_collectable(F.col(quote(f.name)), f.dataType, f.name) for f in fields]
+    picked = ranked.where(F.col(rank) <= samples).select(rule, order, *readable).collect()
 
     by_rule: dict[int, list[dict[str, Any]]] = {index: [] for index in failing}
-    for row in sorted(picked, key=lambda r: (r[_RULE], r[_ORDER])):
-        data = row.asDict(recursive=True)
-        by_rule[data.pop(_RULE)].append(json_safe({k: v for k, v in data.items() if k != _ORDER}))
+    # By position: the rule and the order come first, then the data's columns, in order.
+    for row in sorted(picked, key=lambda r: (r[0], r[1])):
+        by_rule[row[0]].append(
+            json_safe({f.name: _restored(row[2 + i], f.dataType) for i, f in enumerate(fields)})
+        )
     return by_rule

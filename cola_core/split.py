@@ -11,6 +11,7 @@ a second column, ``<annotate>_warnings``, on both outputs.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from cola_core._columns import quote
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = ["ColaSplit", "codes_column", "split_block"]
-
-_CODES = "__cola_codes"
-_WARNINGS = "__cola_warnings"
 
 
 class ColaSplit(NamedTuple):
@@ -110,17 +108,20 @@ def split_block(
     blocking = [check for check in row_checks if check.severity_level != "warn"]
     warning = [check for check in row_checks if check.severity_level == "warn"]
     columns = [F.col(quote(name)) for name in df.columns]
+    # Fresh names for the helper columns, so that no column of the data can collide with them.
+    fresh = uuid.uuid4().hex
+    codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     # Helper columns that checks add (reference lookups) are used here and dropped below.
     prepared = prepare_all(df, row_checks)
     codes = codes_column(prepared, blocking)
-    extra = [codes_column(prepared, warning).alias(_WARNINGS)] if warning and annotate else []
-    flagged = prepared.select(*columns, codes.alias(_CODES), *extra)
+    extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
+    flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
     if quarantine_key:
-        keep_warnings = [F.col(_WARNINGS)] if extra else []
-        spread = _spread_over_key(F.col(_CODES), quarantine_key).alias(_CODES)
+        keep_warnings = [F.col(warnings_name)] if extra else []
+        spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
         flagged = flagged.select(*columns, spread, *keep_warnings)
-    warnings_out = [F.col(_WARNINGS).alias(f"{annotate}_warnings")] if extra else []
-    valid = flagged.where(F.size(_CODES) == 0).select(*columns, *warnings_out)
-    codes_out = [F.col(_CODES).alias(annotate)] if annotate else []
-    invalid = flagged.where(F.size(_CODES) > 0).select(*columns, *codes_out, *warnings_out)
+    warnings_out = [F.col(warnings_name).alias(f"{annotate}_warnings")] if extra else []
+    valid = flagged.where(F.size(codes_name) == 0).select(*columns, *warnings_out)
+    codes_out = [F.col(codes_name).alias(annotate)] if annotate else []
+    invalid = flagged.where(F.size(codes_name) > 0).select(*columns, *codes_out, *warnings_out)
     return ColaSplit(valid, invalid)

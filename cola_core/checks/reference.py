@@ -14,8 +14,8 @@ parsed, and read only when the block runs.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
+import uuid
 from decimal import Decimal
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -42,8 +42,6 @@ __all__ = ["RECONCILE_AGGREGATES", "RECONCILE_DIFFERENCES", "ForeignKeyCheck", "
 RECONCILE_AGGREGATES = ("count", "sum", "min", "max", "avg")
 RECONCILE_DIFFERENCES = ("relative", "absolute")
 
-# Numbers the helper columns of each foreign_key check, so two of them never collide.
-_lookup_numbers = itertools.count(1)
 # Decimal digits left of the point that each integral type can hold.
 _INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 
@@ -141,7 +139,8 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
 
     def __init__(self, params: Mapping[str, Any] | None = None, **names: Any) -> None:
         super().__init__(params, **names)
-        self.marker = f"__cola_fk_{next(_lookup_numbers)}"
+        # Fresh for each check: no column of the data, and no other foreign_key, can collide.
+        self.marker = f"__cola_fk_{uuid.uuid4().hex}"
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:

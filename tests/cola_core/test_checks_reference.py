@@ -513,3 +513,26 @@ def test_codes():
         "foreign_key(customer_id)", "foreign_key(a,b)", "reconcile(count)", "reconcile(count(id))",
         "reconcile(avg(amount))",
     ]
+
+
+# -- foreign_key: helper columns never meet the user's ---------------------------------------
+
+
+def test_columns_named_like_the_helper_columns_come_through_untouched(spark, customers):
+    # The names a process-wide counter of checks would hand out next (``__cola_fk_<n>`` and
+    # its ``_key0``), taken by the data: the helpers must still find their own columns.
+    from cola_core.checks.reference import ForeignKeyCheck
+
+    suffix = ForeignKeyCheck(fk()).marker.rsplit("_", 1)[1]
+    start = int(suffix) if suffix.isdigit() else 0
+    taken = [f"__cola_fk_{start + k}{tail}" for k in range(1, 6) for tail in ("", "_key0")]
+    df = spark.createDataFrame(
+        [(10, *("x" * len(taken))), (99, *("y" * len(taken)))],
+        ", ".join(["customer_id int", *(f"`{name}` string" for name in taken)]),
+    )
+    rules = [fk(), fk(code="AGAIN")]
+    assert [(r.passed, r.failed_count) for r in Cola().run(df, rules)] == [(False, 1), (False, 1)]
+    valid, invalid = Cola().split(df, rules, annotate="dq")
+    assert valid.columns == df.columns
+    assert [tuple(r) for r in valid.collect()] == [(10, *("x" * len(taken)))]
+    assert [tuple(r) for r in invalid.collect()] == [(99, *("y" * len(taken)), ["foreign_key(customer_id)", "AGAIN"])]

@@ -107,3 +107,66 @@ def test_json_safe_forms():
     assert json_safe(Decimal("0.1")) == 0.1
     assert json_safe(Decimal("0.12345678901234567890")) == "0.12345678901234567890"
     assert json_safe(object.__new__(type("Geometry", (), {"__str__": lambda self: "POINT (1 2)"}))) == "POINT (1 2)"
+
+
+# -- types that break PySpark's collect or its decoding ---------------------------------------
+
+
+def _one_sample(spark, select: str, nulls: int) -> dict:
+    df = spark.sql(f"SELECT CAST(NULL AS INT) AS id, {select} UNION ALL SELECT 1{', NULL' * nulls}")
+    results = Cola().run(df, [{"type": "not_null", "columns": ["id"]}], samples=2)
+    summary = summarise(results)
+    assert json.loads(results_text(summary))["results"][0]["samples"] == results[0].samples
+    (sample,) = results[0].samples
+    return sample
+
+
+def test_maps_whose_keys_hold_arrays_are_collected_as_entries(spark):
+    # Collected as it is, a map with array keys is ``TypeError: unhashable type: 'list'``
+    # inside PySpark's collect. Keys read as their JSON text, the way struct keys do.
+    select = """map(array(1), 1) AS m,
+      map(array(1, 2), 'a', array(3), 'b') AS wide_keys,
+      map(named_struct('a', array(1), 'b', X'01'), array(INTERVAL '1' YEAR)) AS struct_keys,
+      array(map(array(DATE'2024-01-01'), named_struct('v', parse_json('[1, {"x": null}]')))) AS nested"""
+    assert _one_sample(spark, select, 4) == {
+        "id": None,
+        "m": {"[1]": 1},
+        "wide_keys": {"[1, 2]": "a", "[3]": "b"},
+        "struct_keys": {'{"a": [1], "b": "01"}': ["P1Y0M"]},
+        "nested": [{'["2024-01-01"]': {"v": [1, {"x": None}]}}],
+    }
+
+
+def test_variants_are_written_by_spark_and_very_deep_ones_stay_text(spark):
+    # PySpark's VariantVal.toJson recurses once per level: 500 deep is a RecursionError.
+    select = """parse_json(repeat('[', 500) || repeat(']', 500)) AS deep,
+      parse_json(repeat('[', 100) || '"]["' || repeat(']', 100)) AS at_the_limit,
+      named_struct('v', parse_json(repeat('{"a":', 101) || '1' || repeat('}', 101))) AS deep_in_struct,
+      map('k', parse_json('{"n": 1.5, "s": "x"}')) AS variant_values,
+      CAST(NULL AS VARIANT) AS no_variant,
+      parse_json('null') AS json_null"""
+    at_the_limit: object = ["]["]
+    for _ in range(99):
+        at_the_limit = [at_the_limit]
+    assert _one_sample(spark, select, 6) == {
+        "id": None,
+        "deep": "[" * 500 + "]" * 500,
+        "at_the_limit": at_the_limit,
+        "deep_in_struct": {"v": '{"a":' * 101 + "1" + "}" * 101},
+        "variant_values": {"k": {"n": 1.5, "s": "x"}},
+        "no_variant": None,
+        "json_null": None,
+    }
+
+
+# -- internal column names never meet the user's ----------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["__cola_rule", "__cola_order", "__cola_rank"])
+def test_a_column_named_like_an_internal_one_comes_through_untouched(spark, name):
+    df = spark.createDataFrame([(1, "a"), (None, "b"), (None, "c"), (None, "d")], f"id int, `{name}` string")
+    results = Cola().run(
+        df, [{"type": "not_null", "columns": ["id"]}, {"type": "unique", "columns": [name]}], samples=2
+    )
+    assert [(r.passed, r.failed_count) for r in results] == [(False, 3), (True, 0)]
+    assert results[0].samples == [{"id": None, name: "b"}, {"id": None, name: "c"}]

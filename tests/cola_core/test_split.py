@@ -281,3 +281,18 @@ def test_a_warnings_named_column_is_only_refused_when_the_warnings_column_would_
     assert invalid.columns == ["id", "dq_warnings", "dq"]
     with pytest.raises(ColaError, match=r"annotate column 'dq_warnings' already exists in the DataFrame"):
         Cola().split(df, [{"type": "not_null", "columns": ["id"], "severity": "warn"}], annotate="dq")
+
+
+@pytest.mark.parametrize("name", ["__cola_codes", "__cola_warnings"])
+def test_a_column_named_like_an_internal_one_comes_through_untouched(spark, name):
+    df = spark.createDataFrame([(1, "a"), (None, "b"), (3, None)], f"id int, `{name}` string")
+    rules = [
+        {"type": "not_null", "columns": ["id"]},
+        {"type": "not_null", "columns": [name], "severity": "warn"},
+    ]
+    for key in (None, ["id"]):
+        valid, invalid = Cola().split(df, rules, annotate="dq", quarantine_key=key)
+        assert valid.columns == ["id", name, "dq_warnings"]
+        assert invalid.columns == ["id", name, "dq", "dq_warnings"]
+        assert _rows(valid, "id", name, "dq_warnings") == _sorted([(1, "a", []), (3, None, [f"not_null({name})"])])
+        assert _rows(invalid, "id", name, "dq", "dq_warnings") == [(None, "b", ["not_null(id)"], [])]
