@@ -13,10 +13,21 @@ __all__ = ["condition_of", "first_line", "is_data_error", "sql_state_of"]
 
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 _SQL_STATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})")
+_CAUSE = re.compile(r"Caused by: ([^\n]+)")
 # SQLSTATE class 22 is "data exception" (an invalid cast, a division by zero, an overflow, a
-# malformed record); P0001 is a user-raised error (raise_error, assert_true).
-_DATA_STATE_CLASS = "22"
-_USER_RAISED = "P0001"
+# malformed record); class 42 met while a job runs is a format or pattern built from the
+# values (to_number, ilike) that Spark only checks then; P0001 is a user-raised error
+# (raise_error, assert_true).
+_DATA_STATES = ("22", "42", "P0001")
+# Failures Spark does not classify, raised by an expression on the values it met: a regex or
+# an XML document built from the data, a format string, a number or date that will not parse.
+# Cluster failures (lost executors, out of memory, I/O) are none of these, and keep raising.
+_DATA_CAUSES = re.compile(
+    r"Caused by: (?:java\.util\.regex\.PatternSyntaxException|org\.xml\.sax\.SAXParseException"
+    r"|javax\.xml\.xpath\.\w*Exception|java\.util\.\w*Format\w*Exception"
+    r"|java\.lang\.(?:NumberFormatException|ArithmeticException|IllegalArgumentException)"
+    r"|java\.time\.\w*Exception)"
+)
 
 
 def condition_of(error: BaseException) -> str | None:
@@ -43,13 +54,20 @@ def sql_state_of(error: BaseException) -> str | None:
 def is_data_error(error: BaseException) -> bool:
     """Whether Spark failed on the values it met (bad data), not on the plan or the cluster."""
     state = sql_state_of(error)
-    return state is not None and (state.startswith(_DATA_STATE_CLASS) or state == _USER_RAISED)
+    if state is not None:
+        return state.startswith(_DATA_STATES)
+    return _DATA_CAUSES.search(str(error)) is not None
 
 
 def first_line(error: BaseException) -> str:
     """Spark's own message: the first meaningful line (a JVM stack trace may follow it)."""
-    for line in str(error).splitlines():
+    text = str(error)
+    for line in text.splitlines():
         line = line.strip().removeprefix(": ")
         if line and not line.startswith("An error occurred while calling"):
+            if "Job aborted due to stage failure" in line:
+                # The stage and task numbers say nothing to a rules author; the cause does.
+                cause = _CAUSE.search(text)
+                return cause.group(1).strip() if cause else line
             return line
     return type(error).__name__

@@ -332,3 +332,25 @@ def test_samples_skip_a_rule_spark_cannot_evaluate_and_keep_the_others(spark):
     rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "not_null", "columns": ["id"]}]
     results = Cola().run(df, rules, samples=2)
     assert [(r.severity, r.samples) for r in results] == [("fail", None), ("fail", [{"id": None, "s": "5"}])]
+
+
+@pytest.mark.spark
+def test_failures_spark_does_not_classify_but_that_come_from_the_values_fail_only_their_rule(spark):
+    df = spark.createDataFrame([("<a>",), (None,)], "s string")
+    rules = [
+        {"type": "expression", "expression": "xpath_string(s, 'a') IS NOT NULL", "null_is_valid": True},
+        {"type": "expression", "expression": "split(s, '(')[0] IS NOT NULL", "null_is_valid": True},
+        {"type": "expression", "expression": "to_number(s, '999') IS NOT NULL", "null_is_valid": True},
+        {"type": "not_null", "columns": ["s"]},
+    ]
+    results = Cola().run(df, rules)
+    unevaluated = ": Spark could not evaluate the rule on this data: "
+    assert [r.message for r in results[:3]] == [
+        "expression(xpath_string(s, 'a') IS NOT NULL)" + unevaluated + "org.xml.sax.SAXParseException; lineNumber: 1; "
+        "columnNumber: 4; XML document structures must start and end within the same entity.",
+        "expression(split(s, '(')[0] IS NOT NULL)" + unevaluated + "java.util.regex.PatternSyntaxException: Unclosed "
+        "group near index 1",
+        "expression(to_number(s, '999') IS NOT NULL)" + unevaluated + "[INVALID_FORMAT.MISMATCH_INPUT] The format is "
+        "invalid: 999. The input \"STRING\" <a> does not match the format. SQLSTATE: 42601",
+    ]
+    assert [(r.severity, r.message) for r in results[3:]] == [("fail", "not_null(s): 1 NULL value (s: 1)")]
