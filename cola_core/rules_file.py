@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Mapping, NoReturn
 
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, check_structure
@@ -258,6 +259,11 @@ def _load_yaml(text: str, name: str) -> Any:
         raise ColaError(_too_deep(name)) from error
 
 
+_YAML12_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_YAML12_INT = re.compile(r"^[-+]?[0-9]+$")
+_YAML12_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+
+
 def _rules_loader(yaml: Any) -> type:
     """PyYAML's SafeLoader, whose number and date constructors fail as YAML errors with a mark.
 
@@ -296,6 +302,11 @@ def _rules_loader(yaml: Any) -> type:
                 f"found a whole number of {digits} digits; a number in a rule has at most {MAX_NUMBER_DIGITS}",
                 node.start_mark,
             )
+        value = loader.construct_scalar(node)
+        if _YAML12_HEX.match(value):
+            return int(value, 16)
+        if _YAML12_INT.match(value):
+            return int(value, 10)  # 010 is ten, as in YAML 1.2, not YAML 1.1's octal eight
         return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[no-any-return]
 
     def checked_timestamp(loader: Any, node: Any) -> Any:
@@ -306,6 +317,17 @@ def _rules_loader(yaml: Any) -> type:
                 None, None, f"found an impossible date or time {node.value!r} ({error})", node.start_mark
             ) from error
 
+    # YAML 1.2's core schema for booleans and whole numbers, instead of PyYAML's YAML 1.1: a
+    # country code NO, a yes/no/on/off answer or a time 1:30 in a value list stays text,
+    # never false, true or 90, which a reviewer of the file would not expect.
+    replaced = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int")
+    RulesLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag not in replaced]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    RulesLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _YAML12_BOOL, list("tTfF"))
+    RulesLoader.add_implicit_resolver("tag:yaml.org,2002:int", _YAML12_INT, list("-+0123456789"))
+    RulesLoader.add_implicit_resolver("tag:yaml.org,2002:int", _YAML12_HEX, ["0"])
     RulesLoader.add_constructor("tag:yaml.org,2002:int", bounded_int)
     RulesLoader.add_constructor("tag:yaml.org,2002:timestamp", checked_timestamp)
     return RulesLoader

@@ -375,3 +375,17 @@ def test_a_key_may_repeat_across_objects_and_a_surrogate_pair_is_one_character(t
     path = tmp_path / "fine.json"
     path.write_text('[{"type": "not_null", "columns": ["\\ud83d\\ude00"]}, {"type": "not_null", "columns": ["b"]}]')
     assert read_rules_file(path) == [{"type": "not_null", "columns": ["\U0001f600"]}, {"type": "not_null", "columns": ["b"]}]
+
+
+def test_yaml_scalars_follow_yaml_12_so_no_yes_and_times_stay_text(tmp_path):
+    # PyYAML's YAML 1.1 reads NO (Norway) as false, yes/off as booleans, 1:30 as 90 and 010 as 8.
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "- type: invalid_count\n"
+        "  column: country\n"
+        "  valid_values: [NO, SE, yes, off, 1:30, 0x1F, 010, true, False, -7, +3, 1.5, 2024-01-31]\n"
+        "  must_be: '= 0'\n"
+    )
+    assert read_rules_file(path)[0]["valid_values"] == [
+        "NO", "SE", "yes", "off", "1:30", 31, 10, True, False, -7, 3, 1.5, dt.date(2024, 1, 31),
+    ]
