@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import sys
 import warnings
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 if sys.version_info >= (3, 11):
     from re import _constants as _c, _parser as _sre_parse
@@ -307,13 +307,12 @@ def _class(items: Sequence[Any]) -> frozenset[str]:
 _QUANTIFIER = re.compile(r"[*+]|\{([0-9]+)(,([0-9]*))?\}")
 
 
-def _repeated_alternations(pattern: str) -> list[list[str]]:
-    """The alternatives of every group that a backtracking quantifier repeats (max >= 3)."""
-    found: list[list[str]] = []
-    opened: list[int] = []
+def _structure(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` for each character of a pattern that is structure: not escaped
+    and not inside a character class. Both readers of the pattern's text walk it this way."""
     in_class, i = 0, 0
-    while i < len(pattern):
-        char = pattern[i]
+    while i < len(text):
+        char = text[i]
         if char == "\\":
             i += 2
             continue
@@ -321,9 +320,19 @@ def _repeated_alternations(pattern: str) -> list[list[str]]:
             in_class += {"[": 1, "]": -1}.get(char, 0)
         elif char == "[":
             in_class = 1
-            i += 2 if pattern[i + 1 : i + 2] == "]" else 1  # a leading ']' is a literal
+            i += 2 if text[i + 1 : i + 2] == "]" else 1  # a leading ']' is a literal
             continue
-        elif char == "(":
+        else:
+            yield i, char
+        i += 1
+
+
+def _repeated_alternations(pattern: str) -> list[list[str]]:
+    """The alternatives of every group that a backtracking quantifier repeats (max >= 3)."""
+    found: list[list[str]] = []
+    opened: list[int] = []
+    for i, char in _structure(pattern):
+        if char == "(":
             opened.append(i)
         elif char == ")" and opened:
             start = opened.pop()
@@ -332,7 +341,6 @@ def _repeated_alternations(pattern: str) -> list[list[str]]:
                 body = _group_body(pattern[start + 1 : i])
                 if body is not None:
                     found.append(_split_alternatives(body))
-        i += 1
     return found
 
 
@@ -354,24 +362,15 @@ def _group_body(inner: str) -> str | None:
 
 
 def _split_alternatives(body: str) -> list[str]:
-    parts, depth, in_class, start, i = [], 0, 0, 0, 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class += {"[": 1, "]": -1}.get(char, 0)
-        elif char == "[":
-            in_class = 1
-        elif char == "(":
+    parts, depth, start = [], 0, 0
+    for i, char in _structure(body):
+        if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
         elif char == "|" and depth == 0:
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     parts.append(body[start:])
     return parts
 
