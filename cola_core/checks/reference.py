@@ -27,6 +27,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.checks.metrics import judge_metric
 from cola_core.checks.rows import CountedRowCheck
 from cola_core.checks.validity import column_type, rule_error, type_family
+from cola_core._spark_errors import first_line
 from cola_core.errors import ColaRuleError, ColaSourceError
 from cola_core.io import SourceSpec, parse_source, read_source
 from cola_core.result import CheckResult
@@ -304,8 +305,7 @@ class ReconcileCheck(_ReferenceCheck):
             try:
                 reference = reference.where(F.coalesce(F.expr(condition), F.lit(False)))
             except PySparkException as error:
-                first_line = str(error).strip().splitlines()[0]
-                raise rule_error(self, f"Spark cannot evaluate reference_where {condition!r}: {first_line}") from error
+                raise rule_error(self, f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}") from error
         measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))
         return [self._measure(df, column, data_type, scoped=True), measured.scalar()]
 

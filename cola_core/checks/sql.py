@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from cola_core._params import MAPPING, STRING, Param
 from cola_core.checks.base import BaseCheck
+from cola_core._spark_errors import first_line
 from cola_core.errors import ColaOutputError, ColaRuleError
 from cola_core.io import parse_output, write_output
 from cola_core.result import CheckResult
@@ -35,7 +36,7 @@ from cola_core.sqlguard import SWITCH, check_query, confirm_query, outside_acces
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["DEFAULT_VIEW", "SqlCheck", "check_read_only"]
+__all__ = ["DEFAULT_VIEW", "SqlCheck"]
 
 DEFAULT_VIEW = "_validation_df"
 
@@ -49,8 +50,6 @@ def sql_view_name(sql: str) -> str:
     """The fresh view name in SQL text that :meth:`SqlCheck._registered` rewrote."""
     found = _FRESH_VIEW.search(sql)
     return found.group(0) if found else _VIEW_PREFIX
-# Kept under its old name: custom checks and older code import the guard from here.
-check_read_only = check_query
 
 
 class SqlCheck(BaseCheck):
@@ -74,7 +73,7 @@ class SqlCheck(BaseCheck):
                 f"{problem}; give exactly one: 'query' returns one boolean (true = pass), "
                 "'failed_rows' returns the offending rows"
             )
-        check_read_only(params[modes[0]], modes[0])
+        check_query(params[modes[0]], modes[0])
         view = params.get("view_name", DEFAULT_VIEW)
         if not isinstance(view, str) or not _VIEW_NAME.fullmatch(view):
             raise ColaRuleError(f"'view_name' {view!r} must be a plain identifier such as '_validation_df'")
@@ -114,9 +113,8 @@ class SqlCheck(BaseCheck):
             except PySparkException as error:
                 # Spark saw the rewritten text: its positions and the fresh view name are not
                 # the user's, so they are left out of the message.
-                first_line = str(error).strip().splitlines()[0]
-                first_line = _POSITION.sub("", first_line).replace(sql_view_name(sql), self._view_name)
-                raise ColaRuleError(f"Spark cannot analyse '{self._mode}': {first_line}") from error
+                message = _POSITION.sub("", first_line(error)).replace(sql_view_name(sql), self._view_name)
+                raise ColaRuleError(f"Spark cannot analyse '{self._mode}': {message}") from error
 
     def run(self, df: DataFrame) -> CheckResult:
         spark = df.sparkSession
