@@ -6,7 +6,8 @@ Shared by the operators and the ``@cola_check`` decorator, so the three behave t
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from airflow_provider_cola.errors import ColaChecksFailed
 
@@ -32,7 +33,7 @@ def checked_on_failure(on_failure: Any) -> str:
     """Refuse (at DAG parse time) an ``on_failure`` other than ``fail``, ``warn`` or ``skip``."""
     if on_failure not in ON_FAILURE:
         raise ValueError(f"on_failure must be one of {', '.join(ON_FAILURE)} (lower case), got {on_failure!r}")
-    return on_failure
+    return cast(str, on_failure)  # one of ON_FAILURE, so a str
 
 
 def checked_samples(samples: Any) -> int:

@@ -7,13 +7,13 @@ task fails at once with the engine's own message and nothing is submitted.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-from cola_core import Cola, ColaError
-from cola_core.io import OutputSpec, SourceSpec, parse_output, parse_source, read_rules_file
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_cola.errors import ColaConfigError
+from cola_core import Cola, ColaError
+from cola_core.io import OutputSpec, SourceSpec, parse_output, parse_source, read_rules_file
 
 if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck

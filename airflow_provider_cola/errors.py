@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
@@ -134,7 +135,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             return active, False
         master, settings = self._connection_settings()
         settings.update(self.conf or {})
-        if (master.startswith("local") or master.startswith("spark://")) and "spark.pyspark.python" not in settings:
+        if master.startswith(("local", "spark://")) and "spark.pyspark.python" not in settings:
             # Python workers would otherwise run whatever python3 is on PATH.
             settings["spark.pyspark.python"] = sys.executable
         builder = SparkSession.builder.appName(f"{self.dag_id}-{self.task_id}")

@@ -7,8 +7,9 @@ the outputs are checked here, as they are turned into arguments.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from airflow_provider_cola._rules import RuleBlock, checked_output
 

@@ -11,18 +11,19 @@ that records a refused run (``cola_core.report.refusal_results``) raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, cast
 
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
 from cola_core._format import plural
 from cola_core.report import REFUSAL_KEY, summarise
 from cola_core.result import SEVERITIES
-
-from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
-from airflow_provider_cola.operators._spark_submit import refused_message
 
 __all__ = ["ResultsFile", "local_path"]
 
@@ -109,10 +110,8 @@ class ResultsFile:
 
     def discard(self) -> None:
         """Remove the results file, if it is there (best effort)."""
-        try:
+        with contextlib.suppress(OSError):
             self._path().unlink()
-        except OSError:
-            pass
 
     def _error(self, problem: str, log_tail: Callable[[], str]) -> ColaJobError:
         return ColaJobError(f"{problem}: {self.target}\nLast lines of the Spark log:\n{log_tail()}")
@@ -151,7 +150,7 @@ def _refusal(data: Any) -> str | None:
     error = data[REFUSAL_KEY]
     if set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or not isinstance(error.get("message"), str):
         raise ValueError(f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"message\": \"...\"}} alone")
-    return error["message"]
+    return cast(str, error["message"])  # checked to be a str just above
 
 
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str, Any]:
@@ -166,7 +165,7 @@ def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str,
             f"it holds {plural(len(data['results']), 'result')} for a block of {plural(len(checks), 'rule')}"
         )
     results = [_checked_result(item, index) for index, item in enumerate(data["results"])]
-    for index, (item, check) in enumerate(zip(data["results"], checks)):
+    for index, (item, check) in enumerate(zip(data["results"], checks, strict=True)):
         _matches_rule(item, check, index)
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     expected = summarise(results, **counts)

@@ -14,10 +14,11 @@ import re
 import shutil
 import sys
 from collections import deque
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk.exceptions import AirflowException
@@ -80,7 +81,7 @@ def interpreter_bin_dir(binary: str) -> Path | None:
 def _uses_local_python(master: str) -> bool:
     # Local mode and a standalone cluster on this machine run executors from this Python; on
     # YARN or Kubernetes the executors' Python is the cluster's business.
-    return master.startswith("local") or master.startswith("spark://")
+    return master.startswith(("local", "spark://"))
 
 
 @contextmanager
@@ -245,7 +246,7 @@ class ColaSubmitHook(SparkSubmitHook):
 
     def job_error(self) -> str | None:
         """What the job printed after ``cola: error:`` (with the lines that follow it), if it did."""
-        lines = [line for line in self.log_tail().splitlines()]
+        lines = self.log_tail().splitlines()
         starts = [index for index, line in enumerate(lines) if _JOB_ERROR.match(line)]
         if not starts:
             return None

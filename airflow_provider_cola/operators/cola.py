@@ -8,8 +8,9 @@ XCom, and then branch on the worst severity or apply ``on_failure``.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
