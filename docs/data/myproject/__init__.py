@@ -1,0 +1,1 @@
+"""An example project's package of custom checks (README, "Registering checks")."""
