@@ -1,16 +1,20 @@
 """Time Cola's single scan against the best hand-written plan and the one-action-per-check style.
 
     .venv/bin/python -m benchmarks.run --rows 2000000 --rounds 9
+    .venv/bin/python -m benchmarks.run --rows 1000 --rounds 40 --block both
 
 Generates the orders table once (``benchmarks/data``), checks that every plan measures the
-same 15 numbers as Cola, counts the Spark jobs each plan starts, then times the plans in one
-Spark session: one untimed warm-up round, then rounds in which every plan runs once, in a
-new order each round, so that warm-up and other load on the machine fall on all of them
-alike. Prints a markdown table.
+same numbers as Cola, counts the Spark jobs and the Py4J round trips each plan makes, then
+times the plans in one Spark session: one untimed warm-up round, then rounds in which every
+plan of every block runs once, in a new order each round, so that warm-up and other load on
+the machine fall on all of them alike. Prints markdown tables: one per block, then Cola's
+ratio to the best hand-written plan per block, and how each grows from 15 to 80 rules.
 
-Besides wall-clock seconds, the table shows the CPU seconds the Spark JVM spent on each run
-(read from ``/proc``). On a shared machine wall time moves with everyone else's load; CPU
-time mostly does not, so it is the steadier of the two when the figures are noisy.
+Besides wall-clock seconds, the tables show the CPU seconds the Spark JVM spent on each run
+(read from ``/proc``) and the driver's Python CPU seconds. On a shared machine wall time
+moves with everyone else's load; CPU time mostly does not, so it is the steadier of the two
+when the figures are noisy. On a small table the driver's Python side (building Columns
+through Py4J) is a large share of a run, and the JVM's CPU does not see it.
 """
 
 from __future__ import annotations
@@ -27,15 +31,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from benchmarks.block import BLOCK
 from benchmarks.generate import write_orders
 from benchmarks.plans import (
+    BLOCK_SPECS,
+    BlockSpec,
     agg_plus_distinct,
     assert_same_numbers,
     cola_run,
     one_action_per_check,
     single_agg,
 )
+from benchmarks.py4j_calls import count_py4j_calls
 from benchmarks.session import benchmark_session
 from cola_core import Cola
 
@@ -47,25 +53,37 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 HAND_WRITTEN = ("b1", "b2")
+PLAN_KEYS = ("a", "a-inline", "b1", "b2", "c")
+# The 80-rule block skips the slow plans unless --only names them: inline carries 80 rules'
+# aggregates through three distinct groupings, and (c) is 80-odd scans.
+DEFAULT_PLANS = {"15": PLAN_KEYS, "80": ("a", "b1", "b2")}
 
 
 @dataclass
 class Variant:
+    block: str
     key: str
     label: str
     plan: Plan
     jobs: int = 0
+    py4j_calls: int = 0
     seconds: list[float] = field(default_factory=list)
     cpu_seconds: list[float] = field(default_factory=list)
+    python_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def rules(self) -> int:
+        return len(BLOCK_SPECS[self.block].rules)
 
 
-def variants() -> list[Variant]:
+def variants(spec: BlockSpec) -> list[Variant]:
+    rules = spec.rules
     return [
-        Variant("a", "(a) Cola `run`, distinct `separate`", cola_run(Cola(distinct_strategy="separate"))),
-        Variant("a-inline", "(a) Cola `run`, distinct `inline`", cola_run(Cola(distinct_strategy="inline"))),
-        Variant("b1", "(b1) hand-written: one `df.agg`, distinct inside", single_agg),
-        Variant("b2", "(b2) hand-written: `df.agg` + one distinct aggregation", agg_plus_distinct),
-        Variant("c", "(c) one action per check", one_action_per_check(Cola())),
+        Variant(spec.name, "a", "(a) Cola `run`, distinct `separate`", cola_run(Cola(distinct_strategy="separate"), rules)),
+        Variant(spec.name, "a-inline", "(a) Cola `run`, distinct `inline`", cola_run(Cola(distinct_strategy="inline"), rules)),
+        Variant(spec.name, "b1", "(b1) hand-written: one `df.agg`, distinct inside", single_agg(spec)),
+        Variant(spec.name, "b2", "(b2) hand-written: `df.agg` + one distinct aggregation per set", agg_plus_distinct(spec)),
+        Variant(spec.name, "c", "(c) one action per check", one_action_per_check(Cola(), rules)),
     ]
 
 
@@ -100,14 +118,25 @@ def count_jobs(spark: SparkSession, action: Callable[[], Measures]) -> tuple[int
 
 def verify(spark: SparkSession, df: DataFrame, plans: list[Variant]) -> None:
     """Every plan must measure what Cola measures; also records each plan's job count."""
-    started = time.time()
-    reference = cola_run(Cola())(df)
+    for name in dict.fromkeys(variant.block for variant in plans):
+        spec = BLOCK_SPECS[name]
+        started = time.time()
+        reference = cola_run(Cola(), spec.rules)(df)
+        for variant in (v for v in plans if v.block == name):
+            variant.jobs, measures = count_jobs(spark, functools.partial(variant.plan, df))
+            label = f"{variant.label} ({name} rules)"
+            assert_same_numbers(spec, reference, measures, label, freshness_slack=time.time() - started + 1)
+
+
+def count_calls(df: DataFrame, plans: list[Variant]) -> None:
+    """The Py4J round trips of one (warm) run of each plan, from the driver's thread."""
     for variant in plans:
-        variant.jobs, measures = count_jobs(spark, functools.partial(variant.plan, df))
-        assert_same_numbers(reference, measures, variant.label, freshness_slack=time.time() - started + 1)
+        with count_py4j_calls() as calls:
+            variant.plan(df)
+        variant.py4j_calls = calls.total
 
 
-def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock) -> None:
+def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock, seed: int) -> None:
     """Each round runs every plan once, in a fresh seeded order.
 
     A fixed rotation would always run a plan right after the same neighbour (the 17-job
@@ -115,100 +144,170 @@ def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmCloc
     The JVM is deliberately not asked for a full GC between runs: measured here, a run right
     after ``System.gc()`` took about 0.25 s longer at 2M rows, which distorts instead of levelling.
     """
-    order = random.Random(len(plans) * 1000 + rounds)
+    order = random.Random(seed)
     for _ in range(rounds):
         for variant in order.sample(plans, len(plans)):
             gc.collect()  # Python's garbage only; see above for the JVM's
-            cpu, wall = clock(), time.perf_counter()
+            cpu, python, wall = clock(), time.process_time(), time.perf_counter()
             variant.plan(df)
             variant.seconds.append(time.perf_counter() - wall)
+            variant.python_seconds.append(time.process_time() - python)
             variant.cpu_seconds.append(clock() - cpu)
 
 
-def _paired_ratio(variant: Variant, best: Variant, samples: str) -> float:
-    """Median over rounds of this plan's time over the best plan's time in the same round.
+def _paired(mine: list[float], theirs: list[float]) -> float:
+    """Median over rounds of one plan's time over another's in the same round.
 
     Plans of one round run close together, so a change in the machine's load between rounds
     cancels out of this ratio; the ratio of the two medians does not have that protection.
     """
-    mine, theirs = getattr(variant, samples), getattr(best, samples)
     return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
 
 
-def render_table(plans: list[Variant]) -> str:
-    by_key = {variant.key: variant for variant in plans}
-    hand = [by_key[key] for key in HAND_WRITTEN if key in by_key]
-    best = min(hand, key=lambda v: statistics.median(v.seconds)) if hand else None
+def best_hand_written(plans: list[Variant], block: str) -> Variant | None:
+    hand = [v for v in plans if v.block == block and v.key in HAND_WRITTEN]
+    return min(hand, key=lambda v: statistics.median(v.seconds)) if hand else None
+
+
+def _by_key(plans: list[Variant], block: str, key: str) -> Variant | None:
+    return next((v for v in plans if v.block == block and v.key == key), None)
+
+
+def render_table(plans: list[Variant], block: str) -> str:
+    mine = [v for v in plans if v.block == block]
+    best = best_hand_written(plans, block)
     columns = (
-        "Variant", "Median s", "Min s", "Max s", "Spark jobs", "Ratio to best hand-written",
-        "Paired ratio", "Median CPU s", "CPU paired ratio",
+        "Variant", "Median s", "Min s", "Max s", "Spark jobs", "Py4J calls", "Py4J calls/rule",
+        "Ratio to best hand-written", "Paired ratio", "Median CPU s", "CPU paired ratio", "Median Python CPU s",
     )
     lines = ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
-    for variant in plans:
+    for variant in mine:
         median = statistics.median(variant.seconds)
         cpu = statistics.median(variant.cpu_seconds)
         if best:
             ratios = (
                 f"{median / statistics.median(best.seconds):.2f}x",
-                f"{_paired_ratio(variant, best, 'seconds'):.2f}x",
-                f"{_paired_ratio(variant, best, 'cpu_seconds'):.2f}x",
+                f"{_paired(variant.seconds, best.seconds):.2f}x",
+                f"{_paired(variant.cpu_seconds, best.cpu_seconds):.2f}x",
             )
         else:
             ratios = ("-", "-", "-")
         lines.append(
-            f"| {variant.label} | {median:.2f} | {min(variant.seconds):.2f} | {max(variant.seconds):.2f} "
-            f"| {variant.jobs} | {ratios[0]} | {ratios[1]} | {cpu:.2f} | {ratios[2]} |"
+            f"| {variant.label} | {median:.3f} | {min(variant.seconds):.3f} | {max(variant.seconds):.3f} "
+            f"| {variant.jobs} | {variant.py4j_calls} | {variant.py4j_calls / variant.rules:.1f} "
+            f"| {ratios[0]} | {ratios[1]} | {cpu:.2f} | {ratios[2]} | {statistics.median(variant.python_seconds):.3f} |"
         )
     if best:
         lines.append(f"\nBest hand-written plan (lower median wall time): {best.label}.")
     return "\n".join(lines)
 
 
+def render_summary(plans: list[Variant], rows: int) -> str:
+    """Cola (a) against the best hand-written plan per block, and the growth from 15 to 80 rules."""
+    blocks = list(dict.fromkeys(v.block for v in plans))
+    lines = [
+        "| Rows | Rules | Cola median s | Best hand-written | its median s | Ratio of medians | Paired ratio "
+        "| CPU paired ratio | Py4J calls/rule, Cola | Py4J calls/rule, hand |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for block in blocks:
+        cola, best = _by_key(plans, block, "a"), best_hand_written(plans, block)
+        if cola is None or best is None:
+            continue
+        lines.append(
+            f"| {rows:,} | {block} | {statistics.median(cola.seconds):.3f} | ({best.key}) "
+            f"| {statistics.median(best.seconds):.3f} "
+            f"| {statistics.median(cola.seconds) / statistics.median(best.seconds):.2f}x "
+            f"| {_paired(cola.seconds, best.seconds):.2f}x | {_paired(cola.cpu_seconds, best.cpu_seconds):.2f}x "
+            f"| {cola.py4j_calls / cola.rules:.1f} | {best.py4j_calls / best.rules:.1f} |"
+        )
+    if {"15", "80"} <= set(blocks):
+        lines += [
+            "",
+            "Growth from 15 to 80 rules (time of the 80-rule block over the 15-rule block's):",
+            "",
+            "| Plan | 15 rules median s | 80 rules median s | Ratio of medians | Paired (same round) | CPU paired |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        pairs = [("(a) Cola", _by_key(plans, "15", "a"), _by_key(plans, "80", "a"))]
+        best15, best80 = best_hand_written(plans, "15"), best_hand_written(plans, "80")
+        if best15 and best80:
+            pairs.append((f"best hand-written ({best15.key} / {best80.key})", best15, best80))
+        for label, small, large in pairs:
+            if small is None or large is None:
+                continue
+            lines.append(
+                f"| {label} | {statistics.median(small.seconds):.3f} | {statistics.median(large.seconds):.3f} "
+                f"| {statistics.median(large.seconds) / statistics.median(small.seconds):.2f}x "
+                f"| {_paired(large.seconds, small.seconds):.2f}x | {_paired(large.cpu_seconds, small.cpu_seconds):.2f}x |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Time Cola's single scan against hand-written plans.")
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows in the orders table (default 2,000,000)")
+    parser.add_argument(
+        "--block", choices=("15", "80", "both"), default="both", help="rule block(s) to time (default both)"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per plan (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     parser.add_argument("--cores", type=int, default=2, help="local Spark threads (default 2)")
     parser.add_argument("--shuffle-partitions", type=int, default=4, help="spark.sql.shuffle.partitions (default 4)")
     parser.add_argument("--adaptive", action="store_true", help="turn adaptive query execution on")
     parser.add_argument(
-        "--only", default=None, help="comma-separated plans to run, from a, a-inline, b1, b2, c (default all)"
+        "--only",
+        default=None,
+        help="comma-separated plans to run, from a, a-inline, b1, b2, c "
+        "(default: all five for 15 rules; a, b1, b2 for 80 rules)",
     )
     parser.add_argument("--raw", action="store_true", help="also print every timing")
     args = parser.parse_args(argv)
+    if args.only:
+        unknown = set(args.only.split(",")) - set(PLAN_KEYS)
+        if unknown:
+            parser.error(f"unknown plan(s) {', '.join(sorted(unknown))}; choose from {', '.join(PLAN_KEYS)}")
 
     spark = benchmark_session(cores=args.cores, adaptive=args.adaptive, shuffle_partitions=args.shuffle_partitions)
     path = write_orders(spark, args.rows)
     df = spark.read.parquet(str(path))
-    plans = variants()
-    if args.only:
-        wanted = args.only.split(",")
-        plans = [variant for variant in plans if variant.key in wanted]
+    blocks = ("15", "80") if args.block == "both" else (args.block,)
+    plans = []
+    for block in blocks:
+        wanted = args.only.split(",") if args.only else DEFAULT_PLANS[block]
+        plans += [variant for variant in variants(BLOCK_SPECS[block]) if variant.key in wanted]
     clock = JvmClock(spark)
 
     load_before = os.getloadavg()
     verify(spark, df, plans)
-    time_rounds(df, plans, args.warmup, clock)
+    time_rounds(df, plans, args.warmup, clock, seed=len(plans) * 1000 + args.rounds + 1)
+    count_calls(df, plans)
     for variant in plans:
         variant.seconds.clear()
         variant.cpu_seconds.clear()
-    time_rounds(df, plans, args.rounds, clock)
+        variant.python_seconds.clear()
+    time_rounds(df, plans, args.rounds, clock, seed=len(plans) * 1000 + args.rounds)
     load_after = os.getloadavg()
 
+    rules = " and ".join(f"{len(BLOCK_SPECS[b].rules)}" for b in blocks)
     print(
-        f"{args.rows:,} rows of parquet, {len(BLOCK)} rules, {args.rounds} rounds after {args.warmup} warm-up, "
+        f"{args.rows:,} rows of parquet, {rules} rules, {args.rounds} rounds after {args.warmup} warm-up, "
         f"local[{args.cores}], Spark {spark.version}, AQE {'on' if args.adaptive else 'off'}, "
         f"{args.shuffle_partitions} shuffle partitions, {dt.date.today().isoformat()}; "
         f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after.\n"
     )
-    print(render_table(plans))
+    for block in blocks:
+        print(f"### {len(BLOCK_SPECS[block].rules)} rules\n")
+        print(render_table(plans, block))
+        print()
+    print(render_summary(plans, args.rows))
     if args.raw:
         print()
         for variant in plans:
-            timings = ", ".join(f"{s:.2f}" for s in variant.seconds)
+            timings = ", ".join(f"{s:.3f}" for s in variant.seconds)
             cpu = ", ".join(f"{s:.2f}" for s in variant.cpu_seconds)
-            print(f"- {variant.key}: wall [{timings}], cpu [{cpu}]")
+            python = ", ".join(f"{s:.3f}" for s in variant.python_seconds)
+            print(f"- {variant.block}:{variant.key}: wall [{timings}], cpu [{cpu}], python cpu [{python}]")
     spark.stop()
 
 
