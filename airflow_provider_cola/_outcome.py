@@ -9,6 +9,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from cola_core.result import SEVERITIES
+
 from airflow_provider_cola.errors import ColaChecksFailed
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ __all__ = [
 ]
 
 ON_FAILURE = ("fail", "warn", "skip")
-SEVERITIES = ("pass", "warn", "fail")
 
 
 def checked_on_failure(on_failure: Any) -> str:
@@ -39,7 +40,7 @@ def checked_on_failure(on_failure: Any) -> str:
 def checked_samples(samples: Any) -> int:
     """Refuse (at DAG parse time) a ``samples`` that is not a whole number >= 0."""
     from cola_core.errors import ColaError
-    from cola_core.samples import checked_samples as cola_checked_samples
+    from cola_core.job import checked_samples as cola_checked_samples
 
     try:
         return cola_checked_samples(samples)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core import Cola, ColaError
-from cola_core.io import OutputSpec, SourceSpec, parse_output, parse_source, read_rules_file
+from cola_core.rules_file import read_rules_file
+from cola_core.specs import OutputSpec, SourceSpec, parse_output, parse_source, without_file_scheme
 
 if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck
@@ -146,7 +147,7 @@ def checked_local_path(source: SourceSpec, master: str) -> None:
         return
     location = source.path
     if location.startswith("file:"):
-        location = location[len("file://"):] if location.startswith("file://") else location[len("file:"):]
+        location = without_file_scheme(location)
     elif _SCHEME.match(location):
         return
     if any(char in location for char in "*?[{"):

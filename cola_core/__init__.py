@@ -2,16 +2,48 @@
 
 It depends on pyspark and the standard library only, so it runs in any Spark job, notebook or
 Airflow task, and ships to a cluster as a plain zip.
+
+The names here are the public API. Custom checks also use :mod:`cola_core.params` to declare
+their parameters.
 """
 
 from __future__ import annotations
 
-from cola_core.checks.base import BaseCheck
+from cola_core._version import __version__ as __version__
+from cola_core.checks.base import BaseCheck, Capability, RuleOptions
 from cola_core.cola import Cola
-from cola_core.errors import ColaError, ColaRuleError
-from cola_core.result import CheckResult
+from cola_core.errors import ColaError, ColaOutputError, ColaRuleError, ColaSourceError, ThresholdError
+from cola_core.job import JobSpec
+from cola_core.registry import load_checks, register_check
+from cola_core.report import summarise
+from cola_core.result import CheckResult, RuleSeverity, Severity
+from cola_core.runner import JobOutcome, run_job
+from cola_core.specs import OutputSpec, SourceSpec
 from cola_core.split import ColaSplit
+from cola_core.thresholds import Threshold, parse_threshold
 
-__all__ = ["BaseCheck", "CheckResult", "Cola", "ColaError", "ColaRuleError", "ColaSplit"]
-
-__version__ = "0.1.0"
+__all__ = [
+    "BaseCheck",
+    "Capability",
+    "CheckResult",
+    "Cola",
+    "ColaError",
+    "ColaOutputError",
+    "ColaRuleError",
+    "ColaSourceError",
+    "ColaSplit",
+    "JobOutcome",
+    "JobSpec",
+    "OutputSpec",
+    "RuleOptions",
+    "RuleSeverity",
+    "Severity",
+    "SourceSpec",
+    "Threshold",
+    "ThresholdError",
+    "load_checks",
+    "parse_threshold",
+    "register_check",
+    "run_job",
+    "summarise",
+]

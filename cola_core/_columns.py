@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
-__all__ = ["column_of", "quote", "scope_column", "top_level_name", "try_cast"]
+__all__ = ["column_of", "exact_sum_input", "quote", "scope_column", "top_level_name", "try_cast"]
 
 
 def quote(name: str) -> str:
@@ -68,3 +69,11 @@ def scope_column(where: str | None) -> Column | None:
     from pyspark.sql import functions as F
 
     return F.coalesce(F.expr(where), F.lit(False))
+
+
+def exact_sum_input(column: Column, data_type: DataType | None) -> Column:
+    """What to sum for an exact total of ``column``: a sum of integers that overflows bigint
+    fails the job under ANSI Spark, so integral columns are summed as decimal(38,0)."""
+    from pyspark.sql.types import IntegralType
+
+    return column.cast("decimal(38,0)") if isinstance(data_type, IntegralType) else column

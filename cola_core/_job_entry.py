@@ -9,15 +9,11 @@ gives its path and ``cola_core.shipping.py_files_zip()`` builds the zip.
 
 from __future__ import annotations
 
-import os
 import sys
 
-# Python puts this script's folder first on sys.path, and that folder is the cola_core package
-# itself: its modules (io.py, cli.py, ...) must not be importable as top-level modules.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != _HERE]
-
-from cola_core.cli import main  # noqa: E402  (after the sys.path fix, on purpose)
+# Python puts this script's folder, the cola_core package itself, first on sys.path. That is
+# harmless because no module of cola_core is named like a standard-library one (a test says so).
+from cola_core.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

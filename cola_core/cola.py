@@ -10,9 +10,11 @@ from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
-from cola_core.samples import attach_samples, checked_samples
+from cola_core.job import checked_samples
+from cola_core.samples import attach_samples
 from cola_core.split import ColaSplit, split_block
 from cola_core.sqlguard import allowing_outside_access
+from cola_core.storage import write_output
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -81,13 +83,19 @@ class Cola:
         failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work.
 
         Args:
+            rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
             samples: when above 0, up to this many offending rows of each failed (or warned)
                 row-level rule are put on ``result.samples``, collected in one extra job.
         """
         checked_samples(samples)
         with self.sql_scope():
-            checks = self.parse(rules)
+            checks = self._checks(rules)
             results = run_block(df, checks, self.distinct_strategy)
+            # A failing rule's own output (a sql rule's failed rows) is written once it has run.
+            for check, result in zip(checks, results):
+                output = check.failed_rows_output
+                if output is not None and result.failed_rows is not None and not result.passed:
+                    write_output(result.failed_rows, output)
             return attach_samples(df, checks, results, samples) if samples else results
 
     def split(
@@ -96,6 +104,7 @@ class Cola:
         """Partition ``df`` into ``ColaSplit(valid, invalid)`` by its row-level rules.
 
         Args:
+            rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
             annotate: name of an ``array<string>`` column added to ``invalid`` with the codes of
                 the rules each row broke, in rule order. Codes of ``"severity": "warn"`` rules go
                 to ``<annotate>_warnings`` on both outputs.
@@ -103,4 +112,10 @@ class Cola:
                 key with a rejected row is rejected too (code ``quarantine_key(order_id)``).
         """
         with self.sql_scope():
-            return split_block(df, self.parse(rules), annotate, quarantine_key)
+            return split_block(df, self._checks(rules), annotate, quarantine_key)
+
+    def _checks(self, rules: Any) -> list[BaseCheck]:
+        """Parse ``rules``, unless they are checks already: a job parses its rules once."""
+        if isinstance(rules, Sequence) and rules and all(isinstance(rule, BaseCheck) for rule in rules):
+            return list(rules)
+        return self.parse(rules)

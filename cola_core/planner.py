@@ -17,8 +17,11 @@ copies every input row once per set. On the benchmark's 2M-row block (``benchmar
 ``docs/performance.md``) inline took about 1.4x the time and CPU of separate,
 which is why separate is the default.
 
-``schema`` reads the schema and starts no job. ``sql`` rules and custom checks that only
-implement ``run(df)`` keep their own action.
+``schema`` reads the schema and starts no job. ``sql`` rules and other self-running checks
+keep their own action.
+
+The planner also reads what checks refer to besides the data (a ``foreign_key``'s
+reference): :func:`read_inputs` hands each check a bound copy, so checks never read storage.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 from cola_core._columns import column_of, scope_column
 from cola_core._spark_errors import first_line, is_data_error
 from cola_core.checks.base import BaseCheck
-from cola_core.errors import ColaError, ColaRuleError
+from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
 from cola_core.result import CheckResult
+from cola_core.storage import read_source
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -42,7 +46,10 @@ __all__ = [
     "distinct_count_column",
     "distinct_key",
     "ensure_columns",
+    "ensure_conditions",
     "plan_block",
+    "prepare_all",
+    "read_inputs",
     "run_block",
 ]
 
@@ -106,7 +113,7 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
             else:
                 continue
             if problem is not None:
-                raise ColaRuleError(problem, position=check.position, rule_type=check.rule_type, target=check.target)
+                raise check.rule_error(problem)
 
 
 def _nested_problem(df: DataFrame, path: str) -> str | None:
@@ -179,6 +186,28 @@ def _deterministic(filtered: DataFrame) -> bool:
         return True
 
 
+def read_inputs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[BaseCheck]:
+    """The checks, each bound to the sources it refers to (``BaseCheck.references``), read
+    in ``df``'s session. Reading is lazy: a parquet or json source reads only its schema.
+
+    Raises:
+        ColaSourceError: when a reference cannot be read; the message names the rule.
+    """
+    bound = []
+    for check in checks:
+        if check.is_bound:
+            bound.append(check)
+            continue
+        inputs = {}
+        for name, source in check.references().items():
+            try:
+                inputs[name] = read_source(df.sparkSession, source)
+            except ColaSourceError as error:
+                raise ColaSourceError(f"{check.rule_error('').location}: cannot read the {name}: {error}") from error
+        bound.append(check.with_inputs(inputs))
+    return bound
+
+
 def prepare_all(df: DataFrame, checks: Sequence[BaseCheck]) -> DataFrame:
     """Let every check add the helper columns it needs (see ``BaseCheck.prepare``)."""
     for check in checks:
@@ -198,8 +227,7 @@ def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame |
     scanned = df if prepared is None else prepared
     plan = BlockPlan()
     for index, check in enumerate(checks):
-        # A custom check's aggregates cannot be scoped from outside, so a scoped one runs alone.
-        if not check.supports_aggregations or (check.where is not None and not check.scopes_itself):
+        if check.runs_alone:
             plan.own_action.append(index)
             continue
         columns = check.aggregations(scanned)
@@ -274,6 +302,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
         raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
     ensure_columns(df, checks)
     ensure_conditions(df, checks)
+    checks = read_inputs(df, checks)
     # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._format import format_number
+from cola_core._values import plain_number
 from cola_core.errors import ColaError
-from cola_core.io import OutputSpec, write_output
+from cola_core.specs import OutputSpec
+from cola_core.storage import write_output
 from cola_core.result import SEVERITIES, CheckResult, worst_severity
 
 if TYPE_CHECKING:
@@ -102,9 +103,7 @@ def summarise(
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
     # JSON has no NaN and no Decimal; the message still shows the measured value. Samples
     # are made JSON-safe when they are collected (cola_core.samples).
-    metric = data.get("metric_value")
-    if isinstance(metric, Decimal):
-        metric = int(metric) if metric == metric.to_integral_value() else float(metric)
+    metric = plain_number(data.get("metric_value"))
     if isinstance(metric, float) and not math.isfinite(metric):
         metric = None
     return {**data, "metric_value": metric}
@@ -189,7 +188,7 @@ def write_report(
     """Write the report to an output config, whatever the results are (failed ones included).
 
     Raises:
-        ColaOutputError: as ``cola_core.io.write_output``.
+        ColaOutputError: as ``cola_core.storage.write_output``.
     """
     frame = report_dataframe(spark, results, pipeline=pipeline, validated_at=validated_at)
     # A handful of rows: one file per write keeps an appended report history tidy.

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from cola_core.errors import ColaError
 
-__all__ = ["SEVERITIES", "CheckResult", "worst_severity"]
+__all__ = ["RULE_SEVERITIES", "SEVERITIES", "CheckResult", "RuleSeverity", "Severity", "worst_severity"]
 
-SEVERITIES = ("pass", "warn", "fail")
+# What a result concludes, best first: the order in which the worst of a run is chosen.
+Severity = Literal["pass", "warn", "fail"]
+SEVERITIES: tuple[Severity, ...] = ("pass", "warn", "fail")
+# What a rule may declare as its ``severity``: how much its failure counts.
+RuleSeverity = Literal["fail", "warn"]
+RULE_SEVERITIES: tuple[RuleSeverity, ...] = ("fail", "warn")
 _OPTIONAL_KEYS = ("dimension", "samples")
 
 
@@ -42,7 +47,7 @@ class CheckResult:
     message: str = ""
     failed_count: int = 0
     metric_value: float | None = None
-    severity: str | None = None
+    severity: Severity | None = None
     check_name: str | None = None
     failed_rows: Any = field(default=None, compare=False, repr=False)
     code: str | None = None
@@ -83,6 +88,7 @@ class CheckResult:
         return cls(**data)
 
 
-def worst_severity(results: list[CheckResult]) -> str:
+def worst_severity(results: Sequence[CheckResult]) -> Severity:
     """``fail`` beats ``warn`` beats ``pass``; an empty list is a pass."""
-    return max((r.severity for r in results), key=SEVERITIES.index, default="pass")
+    severities: list[Severity] = [r.severity for r in results if r.severity is not None]
+    return max(severities, key=SEVERITIES.index, default="pass")

@@ -10,10 +10,11 @@ import difflib
 import json
 from typing import Any, Iterator, Mapping, Sequence
 
-from cola_core._params import THRESHOLD
 from cola_core._structure import check_structure
-from cola_core.checks import METRIC_TYPES, BaseCheck
+from cola_core.checks import METRIC_TYPES, BaseCheck, RuleOptions
 from cola_core.errors import ColaRuleError, ThresholdError
+from cola_core.params import THRESHOLD
+from cola_core.result import RULE_SEVERITIES
 from cola_core.sqlguard import check_condition
 from cola_core.thresholds import threshold_of
 
@@ -21,7 +22,6 @@ __all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
 
 # Keys every rule may carry, whatever its type (where and tolerance only where they apply).
 COMMON_KEYS = ("type", "name", "code", "severity", "dimension", "where", "tolerance")
-RULE_SEVERITIES = ("fail", "warn")
 # Keys that would make every expanded target share one identity or one destination.
 _PER_TARGET_ONLY = ("code", "output")
 
@@ -115,13 +115,15 @@ def _build(
         _check_params(cls, params)
         _check_options(cls, rule)
         cls.validate(params, rule_type)
-        check = cls(params, rule_type=rule_type, name=name, code=code)
-        check.position, check.target = position, target
-        check.severity_level = rule.get("severity", "fail")
-        check.dimension = rule.get("dimension")
-        check.where = rule.get("where")
-        check.tolerance = rule.get("tolerance")
-        return check
+        options = RuleOptions(
+            severity=rule.get("severity", "fail"),
+            dimension=rule.get("dimension"),
+            where=rule.get("where"),
+            tolerance=rule.get("tolerance"),
+            position=position,
+            target=target,
+        )
+        return cls(params, rule_type=rule_type, name=name, code=code, options=options)
     except ColaRuleError as error:
         raise error.located(position=position, rule_type=rule_type, target=target) from None
 
@@ -157,16 +159,9 @@ def _options_for(cls: type[BaseCheck]) -> list[str]:
     options = ["name", "code", "severity", "dimension"]
     if cls.supports_where:
         options.append("where")
-    if _takes_tolerance(cls):
+    if cls.takes_tolerance():
         options.append("tolerance")
     return options
-
-
-def _takes_tolerance(cls: type[BaseCheck]) -> bool:
-    # A tolerance is a share of offending rows: it needs a row rule that counts them in the
-    # shared scan, and metric rules already say how much is acceptable with must_be.
-    metric = cls.params_spec is not None and "must_be" in cls.params_spec
-    return cls.row_level_class() and cls.aggregating_class() and not metric
 
 
 def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
@@ -184,7 +179,7 @@ def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
             )
         check_condition(rule["where"], "where")
     if "tolerance" in rule:
-        if not _takes_tolerance(cls):
+        if not cls.takes_tolerance():
             raise ColaRuleError(
                 "'tolerance' applies to row rules that count offending rows (not_null, unique, range, "
                 "regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"

@@ -18,27 +18,19 @@ from cola_core._columns import quote
 from cola_core._format import _json_key, json_safe
 from cola_core._spark_errors import is_data_error
 from cola_core.checks.base import BaseCheck
-from cola_core.errors import ColaError
-from cola_core.planner import prepare_all
+from cola_core.planner import prepare_all, read_inputs
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
-__all__ = ["attach_samples", "checked_samples"]
+__all__ = ["attach_samples"]
 
 # A variant nested deeper than this is given as its JSON text, not as the value it holds:
 # the parsed value would only be rebuilt, written and read back by recursive code.
 _VARIANT_DEPTH = 100
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-
-
-def checked_samples(samples: Any) -> int:
-    """``samples`` as given, when it is a whole number >= 0; a ColaError otherwise."""
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
-        raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
-    return samples
 
 
 def _collectable(column: Column, data_type: DataType, name: str | None = None) -> Column:
@@ -186,6 +178,7 @@ def attach_samples(
     ]
     if not failing:
         return results
+    checks = read_inputs(df, checks)
     try:
         by_rule = _collect(df, checks, failing, samples)
     except Exception as error:

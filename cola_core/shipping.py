@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from cola_core._version import __version__
 from cola_core.errors import ColaError
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ def py_files_zip(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         The path of ``cola_core-<version>-<hash>.zip``, where ``<hash>`` is the first 16 hex
         digits of the SHA-256 of the package's file names and contents.
     """
-    from cola_core import __version__
-
     files = package_files()
     digest = hashlib.sha256()
     for name, content in files.items():

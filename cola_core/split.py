@@ -18,7 +18,7 @@ from cola_core._columns import quote
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.planner import ensure_columns, ensure_conditions, prepare_all
+from cola_core.planner import ensure_columns, ensure_conditions, prepare_all, read_inputs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -105,6 +105,7 @@ def split_block(
     _check_names(df, annotate, quarantine_key, any(check.severity_level == "warn" for check in row_checks))
     ensure_columns(df, row_checks)
     ensure_conditions(df, row_checks)
+    row_checks = read_inputs(df, row_checks)
     blocking = [check for check in row_checks if check.severity_level != "warn"]
     warning = [check for check in row_checks if check.severity_level == "warn"]
     columns = [F.col(quote(name)) for name in df.columns]

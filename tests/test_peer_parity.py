@@ -181,7 +181,7 @@ class PositiveValueCheck(BaseCheck):
 AGGREGATE_CHECKS = '''
 from pyspark.sql import functions as F
 from cola_core import BaseCheck, CheckResult, ColaRuleError
-from cola_core._params import WHOLE, Param
+from cola_core.params import WHOLE, Param
 from cola_core.registry import register_check
 
 @register_check("custom_row_count_min")

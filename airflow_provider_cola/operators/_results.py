@@ -24,13 +24,14 @@ from cola_core import CheckResult, ColaError
 from cola_core._format import plural
 from cola_core.report import REFUSAL_KEY, summarise
 from cola_core.result import SEVERITIES
+from cola_core.specs import without_file_scheme
 
 __all__ = ["ResultsFile", "local_path"]
 
 
 def local_path(location: str) -> str:
     """``location`` without its ``file:`` scheme (other schemes are kept)."""
-    return location.removeprefix("file://") if location.startswith("file://") else location.removeprefix("file:")
+    return without_file_scheme(location)
 
 
 class ResultsFile:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cola_core.checks.base import BaseCheck
+from cola_core.checks.base import BaseCheck, Capability, RuleOptions
 from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, RowCountCheck, UniqueCheck
 from cola_core.checks.metrics import (
     ColumnStatCheck,
@@ -16,14 +16,13 @@ from cola_core.checks.reference import ForeignKeyCheck, ReconcileCheck
 from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
-from cola_core.result import CheckResult
 
 __all__ = [
     "BUILTIN_CHECKS",
     "METRIC_TYPES",
     "BaseCheck",
+    "Capability",
     "CastableCheck",
-    "CheckResult",
     "ColumnStatCheck",
     "DistinctMetricCheck",
     "ExpressionCheck",
@@ -36,6 +35,7 @@ __all__ = [
     "ReconcileCheck",
     "RegexCheck",
     "RowCountCheck",
+    "RuleOptions",
     "SchemaCheck",
     "SqlCheck",
     "UniqueCheck",

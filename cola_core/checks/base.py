@@ -1,53 +1,132 @@
 """``BaseCheck``: the contract every check, built-in or custom, follows.
 
-Checks describe; the planner acts. A check returns Spark Columns:
+Checks describe; the planner acts. What a check can do is stated by its ``capabilities``:
 
-- ``aggregations(df)`` / ``from_aggregations(values)``: the check's share of the block's single
-  ``df.agg(...)`` scan, and how to read its slice of the answer back;
-- ``distinct_sets(df)``: column sets whose distinct-row count the check needs (the planner
-  computes each once and appends the counts to the check's slice);
-- ``violation(df)`` (or ``violations(df)`` for several codes): a boolean Column, true for an
-  offending row, which puts the check into the valid/invalid split.
+- :attr:`Capability.ROW`: ``violation(df)`` (or ``violations(df)`` for several codes) gives
+  a boolean Column, true for an offending row. The check joins the valid/invalid split, and
+  unless it is also ``AGGREGATE`` or ``SELF_RUNNING``, the planner counts its offending rows
+  in the block's single scan (:meth:`BaseCheck.count_offending`, the one way to count them).
+- :attr:`Capability.AGGREGATE`: ``aggregations(df)`` / ``from_aggregations(values)`` are the
+  check's share of the block's single ``df.agg(...)`` and how to read its slice back;
+  ``distinct_sets(df)`` names column sets whose distinct-row count it needs.
+- :attr:`Capability.SELF_RUNNING`: ``run(df)`` starts the check's own Spark action. Only for
+  a measurement that cannot be an aggregate Column (arbitrary SQL, the schema).
 
-A custom check may instead implement only ``run(df)``; it then keeps its own Spark action.
+A check is built once, with its parameters and the rule's options, and never changes after;
+the planner hands it the DataFrames it refers to (:meth:`BaseCheck.references`) by making a
+bound copy.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import enum
+from dataclasses import dataclass
+from functools import reduce
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from cola_core._columns import scope_column
 from cola_core._format import format_number, render_code
-from cola_core._params import Param
-from cola_core.result import CheckResult
+from cola_core.errors import ColaError, ColaRuleError
+from cola_core.params import Param
+from cola_core.result import CheckResult, RuleSeverity
 from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["BaseCheck"]
+    from cola_core.specs import OutputSpec, SourceSpec
+
+__all__ = ["BaseCheck", "Capability", "RuleOptions"]
 
 
-class BaseCheck:
+class Capability(str, enum.Enum):
+    """What a check contributes to a block (see the module docstring)."""
+
+    ROW = "row"
+    AGGREGATE = "aggregate"
+    SELF_RUNNING = "self_running"
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """What a rule says around its check, whatever its type.
+
+    Attributes:
+        severity: ``fail``, or ``warn`` (reported, but never fails the block nor
+            quarantines a row).
+        dimension: the quality dimension the rule reports under.
+        where: a SQL condition; the rule sees only the rows meeting it.
+        tolerance: the share of offending rows a row rule accepts (``"< 1%"``).
+        position: the rule's index in the block, for error messages.
+        target: the index in the rule's ``targets``, when it was expanded from one.
+    """
+
+    severity: RuleSeverity = "fail"
+    dimension: str | None = None
+    where: str | None = None
+    tolerance: str | float | None = None
+    position: int | None = None
+    target: int | None = None
+
+
+class _FrozenOnceBuilt(type):
+    """Checks are values: once ``__init__`` (a subclass's included) returns, no attribute
+    can be set, so nothing can change a rule after the parser validated it."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        check = super().__call__(*args, **kwargs)
+        object.__setattr__(check, "_built", True)
+        return check
+
+
+_LEGACY_METHODS = ("aggregations", "from_aggregations", "run", "violation", "violations")
+
+
+class BaseCheck(metaclass=_FrozenOnceBuilt):
     """Base class of every check.
 
     Attributes:
-        params: the rule dict without ``type`` (and without ``name``/``code``).
+        params: the rule dict without ``type`` and the common options (read-only).
         rule_type: the type the rule was registered under.
         name: the rule's optional ``name``.
         code: the rule's declared code, or the one rendered from its parameters.
+        options: the rule's common options (:class:`RuleOptions`).
 
     Class attributes for subclasses:
-        params_spec: declared parameters; ``None`` (the default for custom checks) accepts any.
+        capabilities: what the check contributes (:class:`Capability`). A subclass that
+            states none, as custom checks written before capabilities existed do, gets them
+            once, when the class is made, from the methods it defines.
+        params_spec: declared parameters (:mod:`cola_core.params`); ``None`` accepts any.
+        supports_where: whether a rule of this kind may be scoped with ``where``.
+        scopes_itself: for an ``AGGREGATE`` check, whether its aggregations honour ``where``
+            (built-ins do, through :meth:`count_rows` and :meth:`scoped`). A scoped rule of a
+            check that does not runs alone, on the filtered rows, at the cost of one job.
     """
 
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    _capabilities_derived: ClassVar[bool] = False
     params_spec: ClassVar[Mapping[str, Param] | None] = None
-    # Whether a rule of this kind may be scoped with ``where`` (not for schema and sql).
     supports_where: ClassVar[bool] = True
-    # Whether aggregations() already honour ``where`` (built-ins do, through count_rows and
-    # scoped); a custom check that does not is run on the filtered rows instead.
     scopes_itself: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if any("capabilities" in vars(klass) and "_capabilities_derived" not in vars(klass) for klass in cls.__mro__[:-2]):
+            return
+        # A custom check of the older form: what it can do follows from what it defines.
+        defined = {name for name in _LEGACY_METHODS if getattr(cls, name) is not getattr(BaseCheck, name)}
+        stated = set()
+        if defined & {"violation", "violations"}:
+            stated.add(Capability.ROW)
+        if {"aggregations", "from_aggregations"} <= defined:
+            stated.add(Capability.AGGREGATE)
+        if "run" in defined:
+            stated.add(Capability.SELF_RUNNING)
+        cls.capabilities = frozenset(stated)
+        cls._capabilities_derived = True
 
     def __init__(
         self,
@@ -56,19 +135,49 @@ class BaseCheck:
         rule_type: str | None = None,
         name: str | None = None,
         code: str | None = None,
+        options: RuleOptions | None = None,
     ) -> None:
-        self.params: dict[str, Any] = dict(params or {})
+        self.params: Mapping[str, Any] = MappingProxyType(dict(params or {}))
         self.rule_type = rule_type or type(self).__name__
         self.name = name
+        self.options = options or RuleOptions()
         self.code = code or self.render_code()
-        # Where the rule sits in the block; set by the parser, used in error messages.
-        self.position: int | None = None
-        self.target: int | None = None
-        # Options every rule may carry; set by the parser (see rules.COMMON_KEYS).
-        self.severity_level = "fail"
-        self.dimension: str | None = None
-        self.where: str | None = None
-        self.tolerance: str | float | None = None
+        self._inputs: Mapping[str, DataFrame] = MappingProxyType({})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_built"):
+            raise AttributeError(f"a check is built once and never changes; cannot set {name!r} on {self!r}")
+        object.__setattr__(self, name, value)
+
+    # -- the rule's options --------------------------------------------------------------
+
+    @property
+    def severity_level(self) -> RuleSeverity:
+        return self.options.severity
+
+    @property
+    def dimension(self) -> str | None:
+        return self.options.dimension
+
+    @property
+    def where(self) -> str | None:
+        return self.options.where
+
+    @property
+    def tolerance(self) -> str | float | None:
+        return self.options.tolerance
+
+    @property
+    def position(self) -> int | None:
+        return self.options.position
+
+    @property
+    def target(self) -> int | None:
+        return self.options.target
+
+    def rule_error(self, reason: str) -> ColaRuleError:
+        """A ``ColaRuleError`` that names this rule by position and type."""
+        return ColaRuleError(reason, position=self.position, rule_type=self.rule_type, target=self.target)
 
     # -- parsing -------------------------------------------------------------------------
 
@@ -103,7 +212,75 @@ class BaseCheck:
             used.extend(self.params["columns"])
         return used
 
-    # -- capabilities (overridden by subclasses) -----------------------------------------
+    @property
+    def failed_rows_output(self) -> OutputSpec | None:
+        """Where the rows a failing rule returns are written (a ``sql`` rule's ``output``);
+        the engine writes them after the block has run."""
+        return None
+
+    # -- what the check reads besides the data -------------------------------------------
+
+    def references(self) -> Mapping[str, SourceSpec]:
+        """The other sources the check reads, by name; the planner reads each one (never
+        the check) and hands them over with :meth:`with_inputs`."""
+        return {}
+
+    def with_inputs(self, inputs: Mapping[str, DataFrame]) -> BaseCheck:
+        """A copy of the check that reads ``inputs`` (name -> DataFrame, see :meth:`references`)."""
+        bound = copy.copy(self)
+        object.__setattr__(bound, "_inputs", MappingProxyType(dict(inputs)))
+        return bound
+
+    @property
+    def is_bound(self) -> bool:
+        """Whether every reference has been handed over."""
+        return set(self.references()) <= set(self._inputs)
+
+    def input(self, name: str) -> DataFrame:
+        """The DataFrame the planner read for the reference ``name``."""
+        try:
+            return self._inputs[name]
+        except KeyError:
+            raise ColaError(
+                f"{self!r} reads the reference {name!r}, which the planner has not read; "
+                "run the check through Cola().run or cola_core.planner"
+            ) from None
+
+    # -- capabilities --------------------------------------------------------------------
+
+    @property
+    def is_row_level(self) -> bool:
+        """Whether the check's predicates join the split."""
+        return Capability.ROW in self.capabilities
+
+    @property
+    def counts_offending(self) -> bool:
+        """A row check whose result is the count of its offending rows, made in the scan."""
+        return self.capabilities.isdisjoint({Capability.AGGREGATE, Capability.SELF_RUNNING}) and self.is_row_level
+
+    @property
+    def supports_aggregations(self) -> bool:
+        """Whether the check's measurement joins the block's single scan."""
+        return Capability.AGGREGATE in self.capabilities or self.counts_offending
+
+    @property
+    def runs_alone(self) -> bool:
+        """Whether the planner runs the check with its own action: a self-running check, or
+        a scoped aggregate one whose aggregations do not honour ``where``."""
+        if not self.supports_aggregations:
+            return True
+        return self.where is not None and Capability.AGGREGATE in self.capabilities and not self.scopes_itself
+
+    @classmethod
+    def takes_tolerance(cls) -> bool:
+        """A tolerance is a share of offending rows: it needs a row check measured in the scan,
+        and a metric rule already says how much is acceptable with ``must_be``."""
+        caps = cls.capabilities
+        metric = cls.params_spec is not None and "must_be" in cls.params_spec
+        in_scan = Capability.AGGREGATE in caps or Capability.SELF_RUNNING not in caps
+        return Capability.ROW in caps and in_scan and not metric
+
+    # -- describing the measurement (overridden by subclasses) ---------------------------
 
     def prepare(self, df: DataFrame) -> DataFrame:
         """Return ``df`` with any helper columns the check's Columns refer to (for example a
@@ -112,19 +289,16 @@ class BaseCheck:
         return df
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        """By default, a check with only ``violation`` counts its offending rows here."""
-        if not self.counts_violations_class():
-            raise NotImplementedError
-        return [self.count_rows(self.any_violation(df))]
+        """The check's aggregate Columns; a row check that only counts offending rows has one."""
+        if not self.counts_offending:
+            raise NotImplementedError(f"{type(self).__name__} states no aggregations")
+        return [self.count_offending(df)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        if not self.counts_violations_class():
-            raise NotImplementedError
-        failed, label = int(values[0]), self.render_code()
-        if not failed:
-            return CheckResult(self.rule_type, True, f"{label}: no row breaks the rule")
-        rows = "1 row breaks" if failed == 1 else f"{failed} rows break"
-        return CheckResult(self.rule_type, False, f"{label}: {rows} the rule", failed)
+        """The result, from the values of :meth:`aggregations` (then the distinct counts)."""
+        if not self.counts_offending:
+            raise NotImplementedError(f"{type(self).__name__} states no aggregations")
+        return self.from_offending(int(values[0]))
 
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         """Column sets whose distinct-row count (NULL equal to NULL) the check needs."""
@@ -141,40 +315,31 @@ class BaseCheck:
         """Run the check alone. By default this is the check's own aggregation job."""
         if not self.supports_aggregations:
             raise NotImplementedError(f"{type(self).__name__} implements neither run() nor aggregations()")
-        columns = self.aggregations(df)
-        values = list(df.agg(*columns).first()) if columns else []
+        prepared = self.prepare(df)
+        columns = self.aggregations(prepared)
+        values = list(prepared.agg(*columns).first() or []) if columns else []
         for column_set in self.distinct_sets(df):
             values.append(df.select(*column_set).distinct().count())
         return self.from_aggregations(values)
 
-    # -- what the planner asks -----------------------------------------------------------
+    # -- messages of a counted row check -------------------------------------------------
 
-    @classmethod
-    def aggregating_class(cls) -> bool:
-        explicit = _overrides(cls, "aggregations") and _overrides(cls, "from_aggregations")
-        return explicit or cls.counts_violations_class()
+    def message_label(self) -> str:
+        """What a counted row check's message opens with: the rule rendered from its parameters."""
+        return self.render_code()
 
-    @classmethod
-    def counts_violations_class(cls) -> bool:
-        """A custom check with ``violation`` but neither ``run`` nor ``aggregations``: the
-        planner counts its offending rows in the shared scan."""
-        return (
-            cls.row_level_class()
-            and not _overrides(cls, "run")
-            and not (_overrides(cls, "aggregations") or _overrides(cls, "from_aggregations"))
-        )
+    def describe_pass(self) -> str:
+        return "no row breaks the rule"
 
-    @classmethod
-    def row_level_class(cls) -> bool:
-        return _overrides(cls, "violation") or _overrides(cls, "violations")
+    def describe_failure(self, failed: int) -> str:
+        return "1 row breaks the rule" if failed == 1 else f"{failed} rows break the rule"
 
-    @property
-    def supports_aggregations(self) -> bool:
-        return self.aggregating_class()
-
-    @property
-    def is_row_level(self) -> bool:
-        return self.row_level_class()
+    def from_offending(self, failed: int) -> CheckResult:
+        """The result of a row check that found ``failed`` offending rows."""
+        label = self.message_label()
+        if not failed:
+            return CheckResult(self.rule_type, True, f"{label}: {self.describe_pass()}")
+        return CheckResult(self.rule_type, False, f"{label}: {self.describe_failure(failed)}", failed)
 
     def finish(self, result: CheckResult, rows_in_scope: int | None = None) -> CheckResult:
         """Complete a check's result with what the rule says around it.
@@ -205,7 +370,7 @@ class BaseCheck:
             updates.update(passed=True, severity="warn")
         return dataclasses.replace(result, **updates) if updates else result
 
-    # -- scope (``where``) -----------------------------------------------------------------
+    # -- scope (``where``) and counting ---------------------------------------------------
 
     def scope(self) -> Column | None:
         """The rule's ``where`` as a Column, or None when the rule sees every row."""
@@ -234,6 +399,12 @@ class BaseCheck:
             broken = broken | F.coalesce(predicate, F.lit(False))
         return self.in_scope(broken)
 
+    def count_offending(self, df: DataFrame) -> Column:
+        """An aggregate: the rows in scope that break any of the check's predicates. A NULL
+        predicate blames no row, as ``count`` skips the NULL it leaves."""
+        predicates = [predicate for _, predicate in self.violations(df)]
+        return self.count_rows(reduce(lambda a, b: a | b, predicates))
+
     def count_rows(self, condition: Column | None = None) -> Column:
         """An aggregate: the rows in scope (meeting ``condition`` when one is given)."""
         from pyspark.sql import functions as F
@@ -245,7 +416,3 @@ class BaseCheck:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"
-
-
-def _overrides(cls: type[BaseCheck], method: str) -> bool:
-    return getattr(cls, method) is not getattr(BaseCheck, method)

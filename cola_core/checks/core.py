@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._columns import column_of
 from cola_core._format import format_value, plural, render_code
-from cola_core._params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
+from cola_core._values import as_datetime, is_datetime_text, is_number
 from cola_core.checks._regex import compile_pattern
-from cola_core.checks.base import BaseCheck
-from cola_core.checks.validity import (
-    column_type,
-    datetime_of_text,
-    is_datetime_text,
-    number_literal,
-    numeric_text,
-    rule_error,
-    type_family,
-)
+from cola_core.checks.base import BaseCheck, Capability
+from cola_core.checks.validity import column_type, datetime_of_text, number_literal, numeric_text, type_family
 from cola_core.errors import ColaRuleError
+from cola_core.judging import judge_metric
+from cola_core.params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["NotNullCheck", "RangeCheck", "RegexCheck", "RowCountCheck", "UniqueCheck", "compile_pattern"]
+__all__ = ["NotNullCheck", "RangeCheck", "RegexCheck", "RowCountCheck", "UniqueCheck"]
 
 
 def _f():
@@ -54,6 +47,7 @@ class NotNullCheck(_LabelledCheck):
     the code of each column that is NULL in it (``not_null(email)``).
     """
 
+    capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
     params_spec = {"columns": Param(STRING_LIST, required=True)}
 
     def column_code(self, column: str) -> str:
@@ -85,6 +79,7 @@ class UniqueCheck(_LabelledCheck):
     row whose key occurs more than once is invalid.
     """
 
+    capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
     params_spec = {"columns": Param(STRING_LIST, required=True)}
 
     def aggregations(self, df: DataFrame) -> list[Column]:
@@ -110,42 +105,11 @@ class UniqueCheck(_LabelledCheck):
         return self.in_scope(occurrences > 1)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?)?)?\Z",
-    re.ASCII,
-)
-# Spark reads zone offsets up to 18 hours either way (java.time.ZoneOffset); Python up to 24.
-_LARGEST_OFFSET = dt.timedelta(hours=18)
-
-
-def _as_datetime(value: Any) -> dt.datetime:
-    """A bound as a datetime; ISO text is read by hand, as ``fromisoformat`` varies by Python."""
-    if isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, dt.date):
-        return dt.datetime.combine(value, dt.time())
-    year, month, day, hour, minute, second, fraction, zone = _ISO.match(value).groups()
-    tzinfo = None
-    if zone:
-        offset = dt.timedelta() if zone == "Z" else dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-        if offset > _LARGEST_OFFSET:
-            raise ValueError(f"the zone offset {zone} is beyond Spark's largest, +-18:00")
-        tzinfo = dt.timezone(-offset if zone[0] == "-" else offset)
-    return dt.datetime(
-        int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
-        int((fraction or "0").ljust(6, "0")), tzinfo,
-    )
-
-
 def _parse_bound(value: Any, key: str) -> Any:
     """Range bounds written as strings must be ISO dates or timestamps, and real ones, with
     nothing around them: Spark's cast trims whitespace that its regex-checked reading of a
     string column does not, so a padded bound would mean different things on the two."""
-    if value is None or _is_number(value) or isinstance(value, (dt.date, dt.datetime)):
+    if value is None or is_number(value) or isinstance(value, (dt.date, dt.datetime)):
         return value
     if isinstance(value, str) and value != value.strip() and is_datetime_text(value.strip()):
         raise ColaRuleError(
@@ -155,7 +119,7 @@ def _parse_bound(value: Any, key: str) -> Any:
     if not (isinstance(value, str) and is_datetime_text(value)):
         raise ColaRuleError(f"'{key}' is {value!r}, which is neither a number nor an ISO date like '2024-01-31'")
     try:
-        _as_datetime(value)
+        as_datetime(value)
     except ValueError as error:
         raise ColaRuleError(f"'{key}' is {value!r}, which is not a real date ({error})") from error
     return value
@@ -174,6 +138,7 @@ class RangeCheck(_LabelledCheck):
     longer ones are a ``ColaRuleError``.
     """
 
+    capabilities = frozenset({Capability.ROW})
     params_spec = {"column": Param(STRING, required=True), "min": Param(ORDERED), "max": Param(ORDERED)}
 
     @classmethod
@@ -185,12 +150,12 @@ class RangeCheck(_LabelledCheck):
         low, high = (_parse_bound(params.get(k), k) for k in ("min", "max"))
         if low is None or high is None:
             return
-        if _is_number(low) != _is_number(high):
+        if is_number(low) != is_number(high):
             raise ColaRuleError(
                 f"'min' ({format_value(low)}) and 'max' ({format_value(high)}) must both be numbers or both be dates"
             )
         try:
-            inverted = low > high if _is_number(low) else _as_datetime(low) > _as_datetime(high)
+            inverted = low > high if is_number(low) else as_datetime(low) > as_datetime(high)
         except TypeError:  # one bound has a time zone and the other has none: Spark decides
             inverted = False
         if inverted:
@@ -214,12 +179,12 @@ class RangeCheck(_LabelledCheck):
         column = column_of(df, name)
         text = column.cast("string")
         bounds = [b for b in (self.params.get("min"), self.params.get("max")) if b is not None]
-        if all(_is_number(bound) for bound in bounds):
+        if all(is_number(bound) for bound in bounds):
             if family in ("numeric", "float"):
                 return (F.when(~F.isnan(column), column) if family == "float" else column), None
             if family == "string":
                 return numeric_text(text), None
-            raise rule_error(self, f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
+            raise self.rule_error(f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
         date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in bounds)
         if family == "date":
             return (column, "date") if date_only else (column.cast("timestamp"), "timestamp")
@@ -227,7 +192,7 @@ class RangeCheck(_LabelledCheck):
             return column, data_type.simpleString()
         if family == "string":
             return datetime_of_text(text), "timestamp"
-        raise rule_error(self, f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
+        raise self.rule_error(f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
 
     def violation(self, df: DataFrame) -> Column:
         F = _f()
@@ -248,21 +213,17 @@ class RangeCheck(_LabelledCheck):
         # as the bounds' kind compares as NULL, and is out of range.
         return column_of(df, self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
 
-    def aggregations(self, df: DataFrame) -> list[Column]:
-        return [self.count_rows(self.violation(df))]
+    def describe_pass(self) -> str:
+        return f"all values in range ({self._bounds_text()})"
 
-    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        failed = int(values[0])
-        if not failed:
-            return CheckResult(self.rule_type, True, f"{self.label}: all values in range ({self._bounds_text()})")
-        return CheckResult(
-            self.rule_type, False, f"{self.label}: {plural(failed, 'value')} out of range ({self._bounds_text()})", failed
-        )
+    def describe_failure(self, failed: int) -> str:
+        return f"{plural(failed, 'value')} out of range ({self._bounds_text()})"
 
 
 class RegexCheck(_LabelledCheck):
     """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail."""
 
+    capabilities = frozenset({Capability.ROW})
     params_spec = {"column": Param(STRING, required=True), "pattern": Param(STRING, required=True)}
 
     @classmethod
@@ -277,22 +238,19 @@ class RegexCheck(_LabelledCheck):
         matches = column_of(df, self.params["column"]).cast("string").rlike(self.params["pattern"])
         return ~F.coalesce(matches, F.lit(False))
 
-    def aggregations(self, df: DataFrame) -> list[Column]:
-        return [self.count_rows(self.violation(df))]
+    def describe_pass(self) -> str:
+        return "all values match"
 
-    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        failed = int(values[0])
-        if not failed:
-            return CheckResult(self.rule_type, True, f"{self.label}: all values match")
+    def describe_failure(self, failed: int) -> str:
         verb = "does" if failed == 1 else "do"
-        message = f"{self.label}: {plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
-        return CheckResult(self.rule_type, False, message, failed)
+        return f"{plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
 
 
 class RowCountCheck(BaseCheck):
     """The table's size. Two forms, one per rule: bounds (``min`` default 0, optional ``max``,
     both inclusive) or metric (``must_be`` and optional ``warn``)."""
 
+    capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
     params_spec = {"min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD)}
 
@@ -320,8 +278,6 @@ class RowCountCheck(BaseCheck):
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows = int(values[0])
         if self.is_metric_form:
-            from cola_core.checks.metrics import judge_metric
-
             return judge_metric(self, "row_count", rows)
         low, high = self.params.get("min", 0), self.params.get("max")
         if rows < low:

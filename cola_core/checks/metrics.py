@@ -7,14 +7,11 @@ The metric is the rule's type (``{"type": "missing_percent", ...}``). A rule has
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import column_of
-from cola_core._format import format_number
-from cola_core._params import STRING, STRING_LIST, THRESHOLD, Param
-from cola_core.checks.base import BaseCheck
+from cola_core._columns import column_of, exact_sum_input
+from cola_core._values import plain_number
+from cola_core.checks.base import BaseCheck, Capability
 from cola_core.checks.validity import (
     MISSING_PARAMS,
     VALIDITY_PARAMS,
@@ -22,11 +19,12 @@ from cola_core.checks.validity import (
     datetime_of_text,
     invalid_condition,
     missing_condition,
-    rule_error,
     type_family,
     validate_validity,
 )
 from cola_core.errors import ColaRuleError
+from cola_core.judging import judge_metric
+from cola_core.params import STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.result import CheckResult
 from cola_core.thresholds import threshold_of
 
@@ -40,44 +38,9 @@ __all__ = [
     "FreshnessCheck",
     "InvalidMetricCheck",
     "MissingMetricCheck",
-    "judge_metric",
-    "threshold_of",
 ]
 
 _JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD)}
-
-
-def judge_metric(
-    check: BaseCheck,
-    label: str,
-    value: float | None,
-    failed_count: int = 1,
-    *,
-    unmeasured: str = "no non-NULL values",
-) -> CheckResult:
-    """Compare a measured value with ``must_be`` and ``warn``.
-
-    ``failed_count`` is 0 whenever the rule passes, warn included (a warn keeps
-    ``passed=True``); the measured number is always in ``metric_value``.
-
-    Args:
-        value: the measurement; ``None`` (or NaN) means nothing was measured, and the rule fails.
-        failed_count: what to report as failed_count when the rule fails (the offending rows
-            for a row-level metric, 1 for a table-level one).
-        unmeasured: why nothing was measured, for the message.
-    """
-    must_be = check.params["must_be"]
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        why = unmeasured if value is None else "the column holds NaN, so the result is NaN"
-        message = f"{label}: nothing was measured ({why}), so must_be ({must_be}) is not met"
-        return CheckResult(check.rule_type, False, message, 1, None)
-    shown = format_number(value)
-    if not threshold_of(must_be).accepts(value):
-        return CheckResult(check.rule_type, False, f"{label} = {shown} violates must_be ({must_be})", failed_count, value)
-    warn = check.params.get("warn")
-    if warn is not None and not threshold_of(warn).accepts(value):
-        return CheckResult(check.rule_type, True, f"{label} = {shown} violates warn ({warn})", 0, value, "warn")
-    return CheckResult(check.rule_type, True, f"{label} = {shown} meets must_be ({must_be})", 0, value)
 
 
 def _percent(part: int, whole: int) -> float:
@@ -93,6 +56,7 @@ def _f():
 class _MetricCheck(BaseCheck):
     """Shared parsing for metric rules: thresholds, and durations only for freshness."""
 
+    capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
 
     @classmethod
@@ -116,6 +80,8 @@ class _MetricCheck(BaseCheck):
 class _RowMetricCheck(_MetricCheck):
     """missing_* and invalid_*: they can point at rows, so they join the split."""
 
+    capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
+
     def condition(self, df: DataFrame) -> Column:
         raise NotImplementedError
 
@@ -123,7 +89,6 @@ class _RowMetricCheck(_MetricCheck):
         return self.condition(df)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        _f()
         return [self.count_rows(), self.count_rows(self.condition(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
@@ -175,7 +140,6 @@ class DistinctMetricCheck(_MetricCheck):
         return tuple(self.params.get("columns") or df.columns)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        _f()
         return [self.count_rows()]
 
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
@@ -225,24 +189,16 @@ class ColumnStatCheck(_MetricCheck):
         name = self.params["column"]
         data_type = column_type(df, name)
         if type_family(data_type) not in ("numeric", "float"):
-            raise rule_error(
-                self, f"{self.rule_type} needs a numeric column, but {name} is {data_type.simpleString()}; cast it first"
+            raise self.rule_error(
+                f"{self.rule_type} needs a numeric column, but {name} is {data_type.simpleString()}; cast it first"
             )
-        from pyspark.sql.types import IntegralType
-
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
         column = column_of(df, name)
-        measured = column
-        if self.rule_type == "sum" and isinstance(data_type, IntegralType):
-            # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
-            measured = column.cast("decimal(38,0)")
+        measured = exact_sum_input(column, data_type) if self.rule_type == "sum" else column
         return [function(self.scoped(measured)), self.count_rows(), self.count_rows(column.isNotNull())]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        value, rows, measured = values[0], int(values[1]), int(values[2])
-        if isinstance(value, Decimal):
-            # JSON-safe: whole numbers stay exact, others keep 15-16 significant digits.
-            value = int(value) if value == value.to_integral_value() else float(value)
+        value, rows, measured = plain_number(values[0]), int(values[1]), int(values[2])
         needed = 2 if self.rule_type == "stddev" else 1
         why = _unmeasured(rows, measured, self.params["column"], needed)
         return judge_metric(self, self.label, value, unmeasured=why)
@@ -267,8 +223,8 @@ class FreshnessCheck(_MetricCheck):
             return column_of(df, name).cast("timestamp")
         if family == "string":
             return datetime_of_text(column_of(df, name))
-        raise rule_error(
-            self, f"freshness needs a date, timestamp or ISO-text column, but {name} is {data_type.simpleString()}"
+        raise self.rule_error(
+            f"freshness needs a date, timestamp or ISO-text column, but {name} is {data_type.simpleString()}"
         )
 
     def aggregations(self, df: DataFrame) -> list[Column]:

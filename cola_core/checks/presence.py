@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from cola_core._columns import column_of
 from cola_core._format import format_value
-from cola_core._params import SCALAR_LIST, STRING, Param
-from cola_core.checks.base import BaseCheck
+from cola_core.checks.base import BaseCheck, Capability
+from cola_core.params import SCALAR_LIST, STRING, Param
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ class ValuesPresentCheck(BaseCheck):
     """Values are compared as text, the way Spark casts the column to string (a date column
     reads ``2024-01-31``). Only the listed values are collected, so the result is bounded."""
 
+    capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
 
     params_spec = {"column": Param(STRING, required=True), "values": Param(SCALAR_LIST, required=True)}

@@ -8,7 +8,8 @@
 
 The reference is an input spec, the same as the CLI's source (``{"path": ..., "format": ...}``,
 ``{"table": ...}`` or ``{"query": ...}``). It is validated in pure Python when the rule is
-parsed, and read only when the block runs.
+parsed; the planner reads it when the block runs and hands it to the check
+(``BaseCheck.references`` and ``with_inputs``), so the checks never read storage.
 """
 
 from __future__ import annotations
@@ -16,26 +17,26 @@ from __future__ import annotations
 import dataclasses
 import math
 import uuid
-from decimal import Decimal
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import column_of
+from cola_core._columns import column_of, exact_sum_input
 from cola_core._format import format_number, render_code
-from cola_core._params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
-from cola_core.checks.base import BaseCheck
-from cola_core.checks.metrics import judge_metric
-from cola_core.checks.rows import CountedRowCheck
-from cola_core.checks.validity import column_type, rule_error, type_family
 from cola_core._spark_errors import first_line
+from cola_core._values import plain_number
+from cola_core.checks.base import BaseCheck, Capability
+from cola_core.checks.rows import CountedRowCheck
+from cola_core.checks.validity import column_type, type_family
 from cola_core.errors import ColaRuleError, ColaSourceError
-from cola_core.io import SourceSpec, parse_source, read_source
+from cola_core.judging import judge_metric
+from cola_core.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.result import CheckResult
+from cola_core.specs import SourceSpec, parse_source
 from cola_core.sqlguard import check_condition
 from cola_core.thresholds import threshold_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
 __all__ = ["RECONCILE_AGGREGATES", "RECONCILE_DIFFERENCES", "ForeignKeyCheck", "ReconcileCheck"]
@@ -89,20 +90,17 @@ def _comparison_type(data_type: DataType, reference_type: DataType) -> str | Non
 
 
 class _ReferenceCheck(BaseCheck):
-    """Reads the rule's reference and the types of its columns."""
+    """A rule over the data and its ``reference``, which the planner reads for it."""
 
     scopes_itself = True
 
-    def read_reference(self, spark: SparkSession) -> DataFrame:
-        """The reference as a DataFrame (lazy; a parquet or json reference reads its schema).
+    def references(self) -> Mapping[str, SourceSpec]:
+        return {"reference": _parse_reference(self.params["reference"])}
 
-        Raises:
-            ColaSourceError: when the reference cannot be read; the message names the rule.
-        """
-        try:
-            return read_source(spark, self.params["reference"])
-        except ColaSourceError as error:
-            raise ColaSourceError(f"{rule_error(self, '').location}: cannot read the reference: {error}") from error
+    @property
+    def reference(self) -> DataFrame:
+        """The reference as the planner read it (lazy)."""
+        return self.input("reference")
 
     def reference_type(self, reference: DataFrame, name: str) -> DataType:
         """The type of the reference's column ``name``; a missing one is a rule error."""
@@ -114,7 +112,7 @@ class _ReferenceCheck(BaseCheck):
             described = _parse_reference(self.params["reference"]).describe()
             has = ", ".join(reference.columns)
             reason = f"reference column {name!r} does not exist in the {described}; it has {has}"
-            raise rule_error(self, reason) from error
+            raise self.rule_error(reason) from error
 
 
 # -- foreign_key -------------------------------------------------------------------------
@@ -131,6 +129,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
     broadcast, and the data is then scanned once, with the rest of the block.
     """
 
+    capabilities = frozenset({Capability.ROW})
     params_spec = {
         "column": Param(STRING),
         "columns": Param(STRING_LIST),
@@ -169,7 +168,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
     def prepare(self, df: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
-        reference = self.read_reference(df.sparkSession)
+        reference = self.reference
         aliases, reference_keys, matches = [], [], []
         for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns)):
             alias = f"{self.marker}_key{number}"
@@ -184,9 +183,6 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
         complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
         known = reference.select(*reference_keys).where(complete).distinct().withColumn(self.marker, F.lit(True))
         return df.join(known, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
-
-    def run(self, df: DataFrame) -> CheckResult:
-        return super().run(self.prepare(df))
 
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
@@ -215,6 +211,7 @@ class ReconcileCheck(_ReferenceCheck):
     as part of the planner's scan of the data.
     """
 
+    capabilities = frozenset({Capability.AGGREGATE})
     params_spec = {
         "aggregate": Param(STRING, required=True),
         "column": Param(STRING),
@@ -265,7 +262,6 @@ class ReconcileCheck(_ReferenceCheck):
     def _measure(self, df: DataFrame, column: str | None, data_type: DataType | None, scoped: bool) -> Column:
         """The rule's aggregate over ``df``; over the rule's scope when ``scoped``."""
         from pyspark.sql import functions as F
-        from pyspark.sql.types import IntegralType
 
         aggregate = self.params["aggregate"]
         if column is None:
@@ -273,9 +269,8 @@ class ReconcileCheck(_ReferenceCheck):
         value = column_of(df, column)
         if aggregate == "count":
             return self.count_rows(value.isNotNull()) if scoped else F.count(value)
-        if aggregate == "sum" and isinstance(data_type, IntegralType):
-            # A bigint sum that overflows fails the job under ANSI Spark; decimal(38,0) is exact.
-            value = value.cast("decimal(38,0)")
+        if aggregate == "sum":
+            value = exact_sum_input(value, data_type)
         function = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[aggregate]
         return function(self.scoped(value) if scoped else value)
 
@@ -284,8 +279,7 @@ class ReconcileCheck(_ReferenceCheck):
             return None
         data_type = lookup(df, column)
         if self.params["aggregate"] != "count" and not _is_numeric(data_type):
-            raise rule_error(
-                self,
+            raise self.rule_error(
                 f"{self.params['aggregate']} needs a numeric column, but {side} column {column} is "
                 f"{data_type.simpleString()}; cast it first",
             )
@@ -298,19 +292,19 @@ class ReconcileCheck(_ReferenceCheck):
         column = self.params.get("column")
         reference_column = self.params.get("reference_column", column)
         data_type = self._numeric_type(df, column, "the data", column_type)
-        reference = self.read_reference(df.sparkSession)
+        reference = self.reference
         reference_type = self._numeric_type(reference, reference_column, "the reference", self.reference_type)
         condition = self.params.get("reference_where")
         if condition is not None:
             try:
                 reference = reference.where(F.coalesce(F.expr(condition), F.lit(False)))
             except PySparkException as error:
-                raise rule_error(self, f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}") from error
+                raise self.rule_error(f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}") from error
         measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))
         return [self._measure(df, column, data_type, scoped=True), measured.scalar()]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        data, reference = (_plain(value) for value in values[:2])
+        data, reference = (plain_number(value) for value in values[:2])
         must_be = self.params["must_be"]
         unmeasured = [
             f"the {side} has no non-NULL values of {column}"
@@ -342,10 +336,3 @@ class ReconcileCheck(_ReferenceCheck):
         shown = format_number(difference) + ("%" if self.relative else "")
         sides = f"(data {format_number(data)}, reference {format_number(reference)})"
         return dataclasses.replace(judged, message=f"{self.code}: difference {shown} {sides} {verdict}")
-
-
-def _plain(value: Any) -> Any:
-    """A Spark aggregate as a Python number: decimals become int or float, like other metrics."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._columns import column_of, quote, top_level_name
 from cola_core._format import plural, render_code
-from cola_core._params import BOOL, STRING, Param
-from cola_core.checks.base import BaseCheck
+from cola_core._values import SPARK_TYPE_ALIASES
+from cola_core.checks.base import BaseCheck, Capability
 from cola_core.errors import ColaRuleError
-from cola_core.result import CheckResult
+from cola_core.params import BOOL, STRING, Param
 from cola_core.sqlguard import check_condition
 
 if TYPE_CHECKING:
@@ -21,24 +21,13 @@ __all__ = ["CASTABLE_TYPES", "CastableCheck", "CountedRowCheck", "ExpressionChec
 
 
 class CountedRowCheck(BaseCheck):
-    """A row rule whose result is the number of rows breaking its predicate."""
+    """A row rule whose result is the number of rows breaking its predicate; its messages
+    open with the rule's code, declared or rendered."""
 
-    scopes_itself = True
+    capabilities = frozenset({Capability.ROW})
 
-    def aggregations(self, df: DataFrame) -> list[Column]:
-        return [self.count_rows(self.violation(df))]
-
-    def describe_failure(self, failed: int) -> str:
-        raise NotImplementedError
-
-    def describe_pass(self) -> str:
-        raise NotImplementedError
-
-    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        failed = int(values[0])
-        if not failed:
-            return CheckResult(self.rule_type, True, f"{self.code}: {self.describe_pass()}")
-        return CheckResult(self.rule_type, False, f"{self.code}: {self.describe_failure(failed)}", failed)
+    def message_label(self) -> str:
+        return self.code
 
 
 class ExpressionCheck(CountedRowCheck):
@@ -76,12 +65,11 @@ class ExpressionCheck(CountedRowCheck):
 
 CASTABLE_TYPES = ("boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp")
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
-_TYPE_ALIASES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "bool": "boolean"}
 
 
 def _spark_type(name: str) -> str:
     text = name.strip().lower()
-    text = _TYPE_ALIASES.get(text, text)
+    text = SPARK_TYPE_ALIASES.get(text, text)
     match = _DECIMAL.match(text)
     if match:
         precision, scale = int(match.group(1)), int(match.group(2) or 0)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._params import STRING_LIST, STRING_MAP, Param
-from cola_core.checks.base import BaseCheck
+from cola_core._values import SPARK_TYPE_ALIASES
+from cola_core.checks.base import BaseCheck, Capability
+from cola_core.params import STRING_LIST, STRING_MAP, Param
 from cola_core.errors import ColaRuleError
 from cola_core.result import CheckResult
 
@@ -15,21 +16,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["SchemaCheck", "normalise_type"]
-
-_ALIASES = {
-    "long": "bigint",
-    "integer": "int",
-    "str": "string",
-    "short": "smallint",
-    "byte": "tinyint",
-    "bool": "boolean",
-    "real": "float",
-    "float64": "double",
-    "timestamp_ltz": "timestamp",
-    "text": "string",
-    "varchar": "string",
-    "char": "string",
-}
 
 # decimal(p,s), and char(n)/varchar(n), which a DataFrame reads as plain strings.
 _SIZED = re.compile(r"\b(decimal|numeric|dec|varchar|char)(\(\d+(,\d+)?\))?(?![a-z0-9_])")
@@ -42,7 +28,7 @@ def normalise_type(name: str) -> str:
     ``map<string,decimal>``. Struct field names are left alone."""
     text = re.sub(r"\s+", "", name.strip().lower())
     text = _SIZED.sub(lambda m: "decimal" if m.group(1) in ("decimal", "numeric", "dec") else "string", text)
-    return _WORD.sub(lambda m: _ALIASES.get(m.group(), m.group()), text)
+    return _WORD.sub(lambda m: SPARK_TYPE_ALIASES.get(m.group(), m.group()), text)
 
 
 class SchemaCheck(BaseCheck):
@@ -52,6 +38,8 @@ class SchemaCheck(BaseCheck):
     the number of problems: each missing column, each forbidden column, each wrong type.
     """
 
+    # Self-running without an action: it reads ``df.schema`` and starts no job.
+    capabilities = frozenset({Capability.SELF_RUNNING})
     supports_where = False
     params_spec = {
         "required_columns": Param(STRING_LIST),

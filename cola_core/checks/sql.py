@@ -4,8 +4,12 @@ Two modes, one per rule:
 
 - ``query``: returns a single boolean; the rule passes when it is true (write the invariant);
 - ``failed_rows``: returns the offending rows; the rule fails when any come back, and the
-  rows are on ``result.failed_rows``. With an ``output`` config, a failing rule also writes
-  them there (through ``cola_core.io.write_output``, like every output of the product).
+  rows are on ``result.failed_rows``. With an ``output`` config, the engine writes the rows
+  of a failing rule there once the block has run (``failed_rows_output``), like every
+  output of the product.
+
+The check runs its own action: the query is arbitrary SQL over the whole DataFrame, so it
+cannot be one more aggregate Column of the block's scan.
 
 The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement
 (``cola_core.sqlguard``), because ``spark.sql`` executes DDL and DML the moment it is called;
@@ -25,12 +29,12 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from cola_core._params import MAPPING, STRING, Param
-from cola_core.checks.base import BaseCheck
 from cola_core._spark_errors import first_line
+from cola_core.checks.base import BaseCheck, Capability
 from cola_core.errors import ColaOutputError, ColaRuleError
-from cola_core.io import parse_output, write_output
+from cola_core.params import MAPPING, STRING, Param
 from cola_core.result import CheckResult
+from cola_core.specs import OutputSpec, parse_output
 from cola_core.sqlguard import SWITCH, check_query, confirm_query, outside_access_allowed, rename_relation
 
 if TYPE_CHECKING:
@@ -55,6 +59,7 @@ def sql_view_name(sql: str) -> str:
 class SqlCheck(BaseCheck):
     """Runs its own Spark action: the query is arbitrary SQL, so it cannot share the scan."""
 
+    capabilities = frozenset({Capability.SELF_RUNNING})
     supports_where = False
     params_spec = {
         "query": Param(STRING),
@@ -99,6 +104,10 @@ class SqlCheck(BaseCheck):
         return []
 
     @property
+    def failed_rows_output(self) -> OutputSpec | None:
+        return parse_output(self.params["output"]) if "output" in self.params else None
+
+    @property
     def error_message(self) -> str:
         return self.params.get("error_message", "SQL validation failed")
 
@@ -124,9 +133,6 @@ class SqlCheck(BaseCheck):
             failed_rows = spark.sql(sql)
         failed = failed_rows.count()
         if failed:
-            if "output" in self.params:
-                # The offending rows go to the rule's own output; only a failing rule writes one.
-                write_output(failed_rows, self.params["output"])
             message = f"{self.error_message} ({failed} failed rows)"
             return CheckResult(self.rule_type, False, message, failed, failed_rows=failed_rows)
         return CheckResult(self.rule_type, True, "sql: no failed rows", failed_rows=failed_rows)

@@ -28,18 +28,17 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cola_core._columns import try_cast
 from cola_core._format import format_value
-from cola_core._params import NUMBER, SCALAR_LIST, STRING, WHOLE, Param
+from cola_core._values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
+from cola_core.checks._regex import compile_pattern
 from cola_core.errors import ColaRuleError
+from cola_core.params import NUMBER, SCALAR_LIST, STRING, WHOLE, Param
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
-    from cola_core.checks.base import BaseCheck
-
 __all__ = [
     "CALENDAR_FORMATS",
-    "DATETIME_TEXT",
     "LARGEST_EXACT_NUMBER",
     "MISSING_PARAMS",
     "NAMED_FORMATS",
@@ -48,12 +47,9 @@ __all__ = [
     "comparable_values",
     "datetime_of_text",
     "invalid_condition",
-    "is_datetime_text",
     "missing_condition",
     "number_literal",
     "numeric_text",
-    "python_pattern",
-    "rule_error",
     "type_family",
     "validate_validity",
 ]
@@ -83,7 +79,7 @@ _IPV6_ZONED = rf"({_IPV6})(%[0-9A-Za-z._~-]+)?"
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _EMAIL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _HOST = rf"({_LABEL}\.)*{_LABEL}"
-_DATE = r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+_DATE = DATE_TEXT
 _TIME = r"([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
 _ZONE = r"([Zz]|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)"
 _NUMBER = r"[-+]?([0-9]+([.,][0-9]+)?|[.,][0-9]+)"
@@ -145,29 +141,13 @@ VALIDITY_PARAMS = {
 _NUMERIC_TEXT = r"^\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*\z"
 # The same test for rule values (see _rule_number).
 _NUMERIC_PYTHON = re.compile(r"\A\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*\Z", re.ASCII)
-# ISO dates and timestamps that Spark's string cast reads the same way Python does (Spark
-# takes a zone only after the seconds). The shape only: '2022-02-30' has it, so Spark reads
-# such text with try-cast semantics (datetime_of_text).
-DATETIME_TEXT = (
-    rf"^{_DATE}([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{{1,6}})?(Z|[+-][0-9]{{2}}:[0-9]{{2}})?)?)?\z"
-)
 # The named formats whose values name a calendar day; the regex checks the shape, and a
 # try-cast of the leading yyyy-MM-dd refuses a day the calendar lacks (2023-02-29).
 CALENDAR_FORMATS = ("date", "timestamp")
 
 
-def python_pattern(java: str) -> str:
-    """A pattern of this module for Python's ``re``, which spells the absolute end ``\\Z``."""
-    return java.replace("\\z", "\\Z")
-
-
-_DATETIME_PYTHON = re.compile(python_pattern(DATETIME_TEXT))
-
-
 def validate_validity(params: Mapping[str, Any], rule_type: str) -> None:
     """At least one validity setting, a known format, a compilable regex."""
-    from cola_core.checks.core import compile_pattern
-
     if not any(key in params for key in VALIDITY_PARAMS):
         raise ColaRuleError(
             f"{rule_type} needs at least one validity setting ({', '.join(VALIDITY_PARAMS)}), "
@@ -221,14 +201,6 @@ def type_family(data_type: DataType | None) -> str:
     return "other"
 
 
-def rule_error(check: BaseCheck, reason: str) -> ColaRuleError:
-    """A ``ColaRuleError`` located at ``check``: the rule does not fit the DataFrame's schema.
-
-    Raised while the planner collects Columns, so still before any Spark job runs.
-    """
-    return ColaRuleError(reason, position=check.position, rule_type=check.rule_type, target=check.target)
-
-
 def numeric_text(text: Column) -> Column:
     """``text`` as a double when it holds a number, else NULL (never a cast error).
 
@@ -273,15 +245,6 @@ def number_literal(value: Any) -> Column:
     return F.lit(value)
 
 
-def is_datetime_text(text: str) -> bool:
-    """Whether ``text`` is an ISO date or timestamp (``2024-01-31``, ``2024-01-31 10:00:00``)."""
-    return bool(_DATETIME_PYTHON.match(text))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
-
-
 def _rule_number(text: str, data_type: DataType) -> Any:
     """A rule's text as the number Spark would read it as, for a ``data_type`` column; None
     when it is no number, or none that a value of that type could equal.
@@ -323,7 +286,7 @@ def comparable_values(values: Sequence[Any], data_type: DataType | None) -> list
             kept.append(value if isinstance(value, str) else format_value(value))
         elif family in ("numeric", "float"):
             number = _rule_number(value, data_type) if isinstance(value, str) else value
-            if _is_number(number):
+            if is_number(number):
                 kept.append(number)
         elif family == "boolean":
             if isinstance(value, bool):
@@ -354,7 +317,7 @@ def _is_in(column: Column, values: Sequence[Any], data_type: DataType | None) ->
         # equals nothing, where a plain cast would fail the job.
         target = data_type.simpleString()
         return column.isin([try_cast(F.lit(text), target) for text in kept])
-    return column.isin([number_literal(value) if _is_number(value) else value for value in kept])
+    return column.isin([number_literal(value) if is_number(value) else value for value in kept])
 
 
 # -- conditions --------------------------------------------------------------------------

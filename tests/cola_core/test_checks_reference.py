@@ -11,6 +11,7 @@ import pytest
 from cola_core import CheckResult, Cola, ColaRuleError
 from cola_core.checks.reference import _comparison_type
 from cola_core.errors import ColaSourceError
+from cola_core.planner import read_inputs
 
 from cola_helpers import refused, run_one
 
@@ -210,7 +211,8 @@ def _plan(df, capsys) -> str:
 def test_small_reference_is_broadcast_and_spark_may_choose_otherwise(spark, tmp_path, orders, capsys):
     path = str(tmp_path / "customers")
     spark.createDataFrame([(10,), (11,), (98,)], "id bigint").write.parquet(path)
-    [check] = Cola().parse([fk(reference={"path": path})])
+    # The planner reads the reference and hands it to the check (checks never read storage).
+    [check] = read_inputs(orders, Cola().parse([fk(reference={"path": path})]))
     prepared = check.prepare(orders)
     assert "BroadcastHashJoin" in _plan(prepared, capsys)
     assert prepared.columns == [*orders.columns, check.marker]

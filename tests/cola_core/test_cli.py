@@ -21,7 +21,8 @@ import pytest
 
 from cola_core import CheckResult, Cola
 from cola_core.cli import main
-from cola_core.io import read_rules_file, read_source
+from cola_core.rules_file import read_rules_file
+from cola_core.storage import read_source
 from cola_core.report import render_table, summarise
 
 DATA = Path(__file__).parent / "data"
@@ -445,7 +446,7 @@ def test_an_unexpected_error_exits_3_with_its_traceback(spark, tmp_path, custom_
 
 
 def test_a_direct_run_finds_a_master_configured_elsewhere(tmp_path, monkeypatch):
-    from cola_core.cli import _master_configured
+    from cola_core.session import master_configured as _master_configured
 
     for name in ("PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "SPARK_HOME"):
         monkeypatch.delenv(name, raising=False)

@@ -14,7 +14,7 @@ from cola_helpers import NoFutureDateCheck as NoFutureDateAggregateCheck  # seed
 from pyspark.sql import functions as F
 
 from cola_core import Cola, ColaError
-from cola_core.checks import BaseCheck, CheckResult
+from cola_core import BaseCheck, CheckResult
 
 pytestmark = pytest.mark.spark
 

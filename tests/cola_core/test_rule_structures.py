@@ -17,7 +17,7 @@ import pytest
 from cola_core import Cola, ColaRuleError
 from cola_core.errors import ColaError
 from cola_core.rules_file import MAX_RULES_FILE_BYTES, read_rules_file
-from cola_core._params import LONG_RANGE, NUMBER, SCALAR_LIST, WHOLE
+from cola_core.params import LONG_RANGE, NUMBER, SCALAR_LIST, WHOLE
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_TEXT_LENGTH, MAX_VALUES
 
 ALLOWED = "a rule holds only text, numbers, true/false, null, dates, lists and objects"

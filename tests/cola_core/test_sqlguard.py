@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from cola_core import Cola, ColaRuleError
 from cola_core.cli import main
 from cola_core.errors import ColaSourceError
-from cola_core.io import parse_source, read_source
+from cola_core.specs import parse_source
+from cola_core.storage import read_source
 from cola_core.sqlguard import (
     allowing_outside_access,
     check_expression,

@@ -1,15 +1,21 @@
-"""Parameter declarations for built-in checks, checked in pure Python before any Spark work.
+"""Parameter declarations for checks, built-in or custom, checked in pure Python before any Spark work.
 
 A check class lists its parameters in ``params_spec``; the rule parser uses it to refuse
-unknown keys (listing the valid ones), missing required keys and values of the wrong type.
+unknown keys (listing the valid ones), missing required keys and values of the wrong type::
+
+    from cola_core.params import STRING, THRESHOLD, Param
+
+    class PositiveShareCheck(BaseCheck):
+        params_spec = {"column": Param(STRING, required=True), "must_be": Param(THRESHOLD)}
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from cola_core._values import is_finite_number
 
 __all__ = [
     "BOOL",
@@ -48,9 +54,8 @@ class Kind:
 
 
 def _is_number(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return isinstance(value, int) or math.isfinite(value)
+    # Rule values come from JSON or YAML: ints and floats, never Decimals.
+    return isinstance(value, (int, float)) and is_finite_number(value)
 
 
 def _is_long(value: Any) -> bool:

@@ -9,17 +9,9 @@ import pytest
 
 from cola_core import Cola, ColaError, ColaRuleError
 from cola_core.errors import ColaOutputError, ColaSourceError
-from cola_core.io import (
-    OutputSpec,
-    SourceSpec,
-    ensure_writable,
-    parse_output,
-    parse_source,
-    read_rules_file,
-    read_source,
-    write_counted,
-    write_output,
-)
+from cola_core.rules_file import read_rules_file
+from cola_core.specs import OutputSpec, SourceSpec, parse_output, parse_source
+from cola_core.storage import ensure_writable, read_source, write_counted, write_output
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,0 +1,120 @@
+"""Running a :class:`~cola_core.job.JobSpec`: read the source, run the rules, write the outputs.
+
+The command line, the operators' Spark job and the decorator all go through
+:func:`run_job`. Everything that can be checked without Spark is checked first, by
+:func:`load_job`: the rules file, the custom check packages and every rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from cola_core.checks.base import BaseCheck
+from cola_core.cola import Cola
+from cola_core.job import JobSpec
+from cola_core.registry import load_checks
+from cola_core.report import summarise, write_report
+from cola_core.result import CheckResult
+from cola_core.rules_file import read_rules_file
+from cola_core.storage import ensure_writable, read_source, write_counted
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["JobOutcome", "LoadedJob", "load_job", "run_job"]
+
+
+@dataclass(frozen=True)
+class LoadedJob:
+    """A job whose rules have been read and parsed, once: nothing left to check without Spark.
+
+    Attributes:
+        spec: the job.
+        cola: the engine the rules were parsed with.
+        checks: the parsed rules, in order after ``targets`` expansion.
+    """
+
+    spec: JobSpec
+    cola: Cola
+    checks: tuple[BaseCheck, ...]
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What a job measured and wrote.
+
+    Attributes:
+        results: one result per rule, in order.
+        summary: the results summary (``cola_core.report.summarise``): what the results file
+            and XCom hold.
+        valid_count: for a split, the rows written to the valid output.
+        invalid_count: for a split, the rows written to the invalid output.
+    """
+
+    results: list[CheckResult]
+    summary: dict[str, Any] = field(default_factory=dict)
+    valid_count: int | None = None
+    invalid_count: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.summary["passed"])
+
+
+def load_job(spec: JobSpec, checks: Sequence[BaseCheck] | None = None) -> LoadedJob:
+    """Read and parse the job's rules, in pure Python.
+
+    Args:
+        checks: the rules already parsed with the job's engine settings (the provider parses
+            them in the worker to validate them); they are then not parsed again.
+
+    Raises:
+        ColaError: the rules file cannot be read, a check package cannot be imported, or a
+            rule is malformed (``ColaRuleError``, naming the rule).
+    """
+    for package in spec.check_packages:
+        load_checks(package)
+    cola = Cola(allow_external_access=spec.allow_external_access)
+    if checks is None:
+        rules = read_rules_file(spec.rules) if isinstance(spec.rules, str) else list(spec.rules)
+        checks = cola.parse(rules)
+    return LoadedJob(spec, cola, tuple(checks))
+
+
+def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | None = None) -> JobOutcome:
+    """Run a job in ``spark``.
+
+    Args:
+        job: the job, or the job :func:`load_job` has already checked.
+        df: the data, when the caller has it (the decorator); otherwise the job's source is read.
+
+    Raises:
+        ColaError: a malformed spec or rule, a source that cannot be read, an output that
+            exists or cannot be written.
+    """
+    loaded = job if isinstance(job, LoadedJob) else load_job(job)
+    spec, cola, checks = loaded.spec, loaded.cola, list(loaded.checks)
+    # The source query is checked under the same switch as the rules' SQL.
+    with cola.sql_scope():
+        if df is None:
+            if spec.source is None:
+                raise ValueError("run_job needs a job with a source, or a DataFrame")
+            df = read_source(spark, spec.source)
+        failed_rows_outputs = [check.failed_rows_output for check in checks if check.failed_rows_output is not None]
+        for output in (*spec.outputs, *failed_rows_outputs):
+            ensure_writable(spark, output)
+        if spec.command == "split":
+            # Built first: a bad annotate column is refused before any Spark job runs.
+            split = cola.split(df, checks, annotate=spec.annotate, quarantine_key=spec.quarantine_key or None)
+        results = cola.run(df, checks, samples=spec.samples)
+        validated_at = dt.datetime.now(dt.timezone.utc)
+        counts: dict[str, int] = {}
+        if spec.command == "split":
+            assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
+            counts["valid_count"] = write_counted(split.valid, spec.valid_output)
+            counts["invalid_count"] = write_counted(split.invalid, spec.invalid_output)
+        if spec.report is not None:
+            write_report(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
+    return JobOutcome(results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"))

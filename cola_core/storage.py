@@ -1,0 +1,156 @@
+"""Reading sources and writing outputs with Spark: the one place the engine touches storage.
+
+Every output in the product (the report, the split's valid and invalid rows, a ``sql``
+rule's failed rows) goes through :func:`write_output`.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import TYPE_CHECKING, Any, Mapping
+
+from cola_core._spark_errors import condition_of, first_line
+from cola_core.errors import ColaOutputError, ColaSourceError
+from cola_core.specs import GLOB_CHARACTERS, OutputSpec, SourceSpec, parse_output, parse_source, without_file_scheme
+from cola_core.sqlguard import spark_parse_problem
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["ensure_writable", "local_path", "read_source", "write_counted", "write_output"]
+
+
+def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> DataFrame:
+    """Read a source into a DataFrame.
+
+    Raises:
+        ColaSourceError: for a malformed spec, a missing path or table, a format the cluster
+            lacks (``delta`` without Delta Lake), or a query Spark cannot analyse.
+    """
+    spec = parse_source(source)
+    if spec.path is not None:
+        # Checked here, it spares the user Spark's long Java stack trace for a common mistake.
+        local = local_path(spark, spec.path)
+        if local is not None and not GLOB_CHARACTERS & set(local) and not os.path.exists(local):
+            raise ColaSourceError(f"input path {spec.path!r} does not exist")
+    if spec.query is not None:
+        # Spark's parser confirms what the lexer found: a query, so spark.sql runs nothing.
+        problem = spark_parse_problem(spark, spec.query)
+        if problem is not None:
+            raise ColaSourceError(f"cannot read the query: {problem}")
+    try:
+        if spec.path is not None:
+            return spark.read.format(spec.format).options(**spec.options).load(spec.path)
+        if spec.table is not None:
+            return spark.read.table(spec.table)
+        return spark.sql(spec.query)
+    except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
+        condition = condition_of(error)
+        if condition == "PATH_NOT_FOUND":
+            raise ColaSourceError(f"input path {spec.path!r} does not exist") from error
+        if condition == "DATA_SOURCE_NOT_FOUND":
+            raise ColaSourceError(
+                f"format {spec.format!r} is not available on this Spark cluster; for delta, add Delta Lake "
+                "(e.g. spark-submit --packages io.delta:delta-spark_2.13:<version>)"
+            ) from error
+        if condition is not None:
+            raise ColaSourceError(f"cannot read the {spec.describe()}: {first_line(error)}") from error
+        raise
+
+
+def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) -> None:
+    """Write ``df`` to an output; the one writer every output of the product uses.
+
+    Raises:
+        ColaOutputError: for a malformed config, or a target that exists when the mode is
+            ``error``/``errorifexists``.
+    """
+    spec = parse_output(config)
+    writer = df.write.mode(spec.mode).options(**spec.options)
+    if spec.format is not None:
+        writer = writer.format(spec.format)
+    if spec.partition_by:
+        writer = writer.partitionBy(*spec.partition_by)
+    try:
+        if spec.path is not None:
+            writer.save(spec.path)
+        else:
+            writer.saveAsTable(spec.table)
+    except Exception as error:
+        condition = condition_of(error)
+        if condition in ("PATH_ALREADY_EXISTS", "TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+            raise _exists_error(spec) from error
+        if condition == "DATA_SOURCE_NOT_FOUND":
+            raise ColaOutputError(f"format {spec.format!r} is not available on this Spark cluster") from error
+        if condition is not None:
+            raise ColaOutputError(f"cannot write {spec.target}: {first_line(error)}") from error
+        raise
+
+
+def write_counted(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) -> int:
+    """Write ``df`` like :func:`write_output` and return the number of rows written.
+
+    The count is observed during the write itself (``DataFrame.observe``), not by a second pass.
+
+    Raises:
+        ColaOutputError: as :func:`write_output`, and for mode ``ignore``: Spark skips the
+            write when the target exists, and then no count is ever observed.
+    """
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    spec = parse_output(config)
+    if spec.mode == "ignore":
+        raise ColaOutputError(
+            f"mode 'ignore' cannot be used for {spec.target}: the rows written are counted during the write, "
+            "and Spark skips the write when the target exists; use append, overwrite or errorifexists"
+        )
+    # A unique name: Spark matches observed metrics by name, across every query of the session.
+    observation = Observation(f"cola_rows_{uuid.uuid4().hex}")
+    write_output(df.observe(observation, F.count(F.lit(1)).alias("rows")), spec)
+    return int(observation.get["rows"])
+
+
+def ensure_writable(spark: SparkSession, config: Mapping[str, Any] | str | OutputSpec) -> None:
+    """Refuse, before anything is written, an ``error``-mode target that already exists.
+
+    Tables are looked up in the catalog. A path is checked when it is surely on the local
+    file system (a ``file:`` URI, or no scheme on a local master); any other path is checked
+    by Spark when it writes.
+
+    Raises:
+        ColaOutputError: when the target exists.
+    """
+    spec = parse_output(config)
+    if spec.mode not in ("error", "errorifexists"):
+        return
+    if spec.table is not None:
+        if spark.catalog.tableExists(spec.table):
+            raise _exists_error(spec)
+        return
+    local = local_path(spark, spec.path)
+    if local is not None and os.path.exists(local):
+        raise _exists_error(spec)
+
+
+def _exists_error(spec: OutputSpec) -> ColaOutputError:
+    return ColaOutputError(
+        f"output {spec.target} already exists and its mode is {spec.mode!r}; "
+        "set \"mode\" to \"overwrite\" or \"append\", or choose another target"
+    )
+
+
+def local_path(spark: SparkSession, path: str) -> str | None:
+    """The local file name of ``path``, or ``None`` when it may live on another file system."""
+    if path.startswith("file:"):
+        return without_file_scheme(path)
+    if "://" in path:
+        return None
+    # A path without a scheme is on the cluster's default file system (HDFS on YARN), so it
+    # is only known to be local on a local master.
+    try:
+        master = spark.conf.get("spark.master", "")
+    except Exception:  # Spark Connect may not expose it; then let Spark check
+        return None
+    return path if str(master).startswith("local") else None
