@@ -1,4 +1,5 @@
-"""The errors the provider raises, sorted by what Airflow should do next.
+"""The errors the provider raises, one tree under :class:`ColaProviderError`, sorted by what
+Airflow should do next.
 
 - :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output, a
   local source path that does not exist). Retrying cannot help, so it is an
@@ -20,22 +21,30 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError", "ColaJobRefused"]
+__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError", "ColaJobRefused", "ColaProviderError"]
 
 
-class ColaConfigError(AirflowFailException):
+class ColaProviderError(AirflowException):
+    """The root of the provider's errors: ``except ColaProviderError`` catches each of them.
+
+    Retryable on its own; a subclass that must not be retried also derives from
+    ``AirflowFailException``.
+    """
+
+
+class ColaConfigError(ColaProviderError, AirflowFailException):
     """Rules, source or outputs are malformed; raised before anything is submitted."""
 
 
-class ColaJobRefused(AirflowFailException):
+class ColaJobRefused(ColaProviderError, AirflowFailException):
     """The Cola job refused its inputs (a usage, source or rule error); the message is the job's."""
 
 
-class ColaJobError(AirflowException):
+class ColaJobError(ColaProviderError):
     """The Spark job did not produce a usable results file. The message ends with the Spark log."""
 
 
-class ColaChecksFailed(AirflowFailException):
+class ColaChecksFailed(ColaProviderError, AirflowFailException):
     """At least one check failed and ``on_failure`` is ``"fail"``.
 
     Attributes:
