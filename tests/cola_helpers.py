@@ -1,10 +1,33 @@
-"""Helpers shared by the engine's tests (importable because tests/ holds the conftest)."""
+"""Helpers shared by the engine's tests (importable because tests/ holds the conftest).
+
+Anything two test modules would otherwise each define lives here: the fixture data folder,
+small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, rule
+factories, the Spark job counter, and message fragments several suites compare exactly.
+"""
 
 from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from cola_core import BaseCheck, CheckResult, Cola, ColaRuleError
+
+# tests/cola_core/data: the orders CSV and the rules files the command-line tests read.
+DATA = Path(__file__).parent / "cola_core" / "data"
+# The orders CSV as command-line source flags (``cola check ... *ORDERS_ARGV``).
+ORDERS_ARGV = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option", "header=true",
+               "--option", "inferSchema=true"]
+# What every threshold error ends with (cola_core.errors.ThresholdError).
+THRESHOLD_HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
+
+
+# -- running rules ---------------------------------------------------------------------------
 
 
 def run_one(df, rule, **cola_options) -> CheckResult:
@@ -13,11 +36,89 @@ def run_one(df, rule, **cola_options) -> CheckResult:
     return result
 
 
+def run_all(df, *rules, **run_options) -> list[CheckResult]:
+    """The results of ``rules`` run as one block by a default ``Cola``."""
+    return Cola().run(df, list(rules), **run_options)
+
+
 def refused(rule) -> str:
     """The message of the ColaRuleError a malformed rule raises."""
     with pytest.raises(ColaRuleError) as raised:
         Cola().parse([rule])
     return str(raised.value)
+
+
+def metric(rule_type, passed, message, failed_count, value, severity=None, name=None, code=None) -> CheckResult:
+    """A metric rule's expected result, its fields in the order the metric tests write them."""
+    return CheckResult(rule_type, passed, message, failed_count, value, severity, name, code=code)
+
+
+def summary_outline(summary: dict) -> list[tuple]:
+    """A results summary (``report.summarise``) as (rule_type, severity, failed_count, metric_value, code)."""
+    return [(r["rule_type"], r["severity"], r["failed_count"], r["metric_value"], r["code"]) for r in summary["results"]]
+
+
+# -- reading rows ----------------------------------------------------------------------------
+
+
+def sorted_rows(rows):
+    """Rows in a stable order; NULLs make tuples unorderable, so order by repr."""
+    return sorted(rows, key=repr)
+
+
+def codes_of(df, column="dq", key="id") -> list[tuple]:
+    """An annotated split's rows as sorted (key, line, codes) triples."""
+    return sorted((row[key], row["line"], tuple(row[column])) for row in df.collect())
+
+
+# -- rule factories --------------------------------------------------------------------------
+
+
+def fk(**extra) -> dict[str, Any]:
+    """A foreign_key rule: orders.customer_id against the ``ref_customers`` view's ``id``."""
+    return {"type": "foreign_key", "column": "customer_id", "reference": {"table": "ref_customers"},
+            "reference_columns": ["id"], **extra}
+
+
+def rec(**fields) -> dict[str, Any]:
+    """A reconcile rule against the ``ref_ledger`` view."""
+    return {"type": "reconcile", "reference": {"table": "ref_ledger"}, **fields}
+
+
+# -- counting Spark jobs ---------------------------------------------------------------------
+
+
+@dataclass
+class JobCount:
+    jobs: int = 0
+
+
+class JobCounter:
+    """Counts the Spark jobs started inside a ``with counter.count() as c:`` block."""
+
+    def __init__(self, spark) -> None:
+        self._context = spark.sparkContext
+
+    @contextmanager
+    def count(self) -> Iterator[JobCount]:
+        group = f"cola-test-{uuid.uuid4().hex}"
+        result = JobCount()
+        self._context.setJobGroup(group, "counted by a test")
+        try:
+            yield result
+        finally:
+            self._context.setLocalProperty("spark.jobGroup.id", None)
+            result.jobs = len(self._context.statusTracker().getJobIdsForGroup(group))
+
+
+def jobs_of(job_counter: JobCounter, df, rules, cola: Cola | None = None) -> int:
+    """The Spark jobs one ``run`` of ``rules`` starts."""
+    with job_counter.count() as counted:
+        (cola or Cola()).run(df, rules)
+    return counted.jobs
+
+
+# -- custom checks ---------------------------------------------------------------------------
 
 
 class NoFutureDateCheck(BaseCheck):
@@ -33,3 +134,21 @@ class NoFutureDateCheck(BaseCheck):
         if failed:
             return CheckResult("no_future_date", False, f"{failed} future dates", failed)
         return CheckResult("no_future_date", True)
+
+
+# -- messages of the structure pre-pass (cola_core._structure), for rules and rules files ----
+
+ALLOWED = "a rule holds only text, numbers, true/false, null, dates, lists and objects"
+KEYS = 'keys are always text, such as "column"'
+CYCLE = "contains itself (a self-reference, as YAML anchors and aliases can make); write the value out in full"
+FINITE = "a number in a rule must be finite"
+SURROGATE = "half of a UTF-16 pair, which UTF-8 cannot encode"
+UNICODE = ("a rule's text must be valid Unicode (in JSON, a \\ud800-\\udfff escape is only half of a character: "
+           "write the pair, or the character itself)")
+REPEATED = ("twice in one object; only the last value would count, so a reader would see a rule that is not "
+            "the one run: write each key once")
+
+
+def too_deep(max_depth: int) -> str:
+    """The pre-pass's message for a value nested deeper than ``max_depth``."""
+    return f"nests deeper than {max_depth} levels; a rule is an object of parameters, a few levels deep at most"

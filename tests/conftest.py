@@ -1,15 +1,15 @@
-"""Shared fixtures: one local Spark session for the whole run, and a Spark job counter."""
+"""Shared fixtures: one local Spark session for the whole run, a Spark job counter, and the small
+DataFrames several test modules read (helpers that are not fixtures live in ``cola_helpers``)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
-import uuid
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator
 
 import pytest
+
+from cola_helpers import JobCounter
 
 
 @pytest.fixture(scope="session")
@@ -40,29 +40,29 @@ def spark():
     session.stop()
 
 
-@dataclass
-class JobCount:
-    jobs: int = 0
-
-
-class JobCounter:
-    """Counts the Spark jobs started inside a ``with counter.count() as c:`` block."""
-
-    def __init__(self, spark) -> None:
-        self._context = spark.sparkContext
-
-    @contextmanager
-    def count(self) -> Iterator[JobCount]:
-        group = f"cola-test-{uuid.uuid4().hex}"
-        result = JobCount()
-        self._context.setJobGroup(group, "counted by a test")
-        try:
-            yield result
-        finally:
-            self._context.setLocalProperty("spark.jobGroup.id", None)
-            result.jobs = len(self._context.statusTracker().getJobIdsForGroup(group))
-
-
 @pytest.fixture
 def job_counter(spark) -> JobCounter:
     return JobCounter(spark)
+
+
+@pytest.fixture
+def three_rows(spark):
+    """``id int`` holding 1, 2 and 3."""
+    return spark.createDataFrame([(1,), (2,), (3,)], "id int")
+
+
+ORDER_LINES_SCHEMA = "id int, line int, status string, amount double, email string, qty string, starts int, ends int, dt date"
+
+
+@pytest.fixture(scope="session")
+def order_lines(spark):
+    """Five order lines for the rule options, the split and the row rules: two orders of two
+    lines (one a duplicate), NULL emails and amounts, text quantities, dates."""
+    rows = [
+        (1, 1, "live", 10.0, "a@x.io", "3", 1, 2, dt.date(2024, 1, 1)),
+        (1, 2, "live", -4.0, None, "x", 5, 4, dt.date(2024, 1, 1)),
+        (2, 1, "deleted", None, None, "7", 1, None, dt.date(2024, 1, 2)),
+        (2, 1, "deleted", 30.0, "c@x.io", None, 2, 3, dt.date(2024, 1, 2)),
+        (3, 1, "live", 50.0, "d@x.io", "4.5", 3, 9, dt.date(2024, 1, 4)),
+    ]
+    return spark.createDataFrame(rows, ORDER_LINES_SCHEMA)

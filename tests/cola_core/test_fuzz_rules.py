@@ -30,7 +30,7 @@ from cola_core import BaseCheck, CheckResult, Cola, ColaRuleError
 from cola_core.errors import ColaSourceError
 from cola_core.rules import COMMON_KEYS
 
-from conftest import JobCounter
+from cola_helpers import JobCounter
 
 # -- hostile pools ----------------------------------------------------------------------------
 

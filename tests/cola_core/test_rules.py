@@ -249,3 +249,36 @@ def test_unknown_column_is_a_rule_error_naming_the_rule(spark):
     with pytest.raises(ColaRuleError) as raised:
         Cola().run(df, [{"type": "row_count"}, {"type": "not_null", "columns": ["id", "emial"]}])
     assert str(raised.value) == "rules[1] (not_null): column 'emial' does not exist; the DataFrame has id, email"
+
+
+# -- the common options: severity, where, tolerance, dimension ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"type": "not_null", "columns": ["id"], "severity": "critical"},
+         "rules[0] (not_null): 'severity' must be 'fail' or 'warn', got 'critical' "
+         "(a 'warn' rule is reported but never fails the block nor quarantines a row)"),
+        ({"type": "schema", "required_columns": ["id"], "where": "id > 0"},
+         "rules[0] (schema): 'where' does not apply to a schema rule; it reads no rows"),
+        ({"type": "sql", "query": "SELECT true", "where": "id > 0"},
+         "rules[0] (sql): 'where' does not apply to a sql rule; put the condition in the query's own WHERE"),
+        ({"type": "not_null", "columns": ["id"], "where": "id > 0; DROP TABLE t"},
+         "rules[0] (not_null): 'where' must be one SQL expression such as \"amount > 0\", but holds a ';'"),
+        ({"type": "missing_count", "column": "id", "must_be": "0", "tolerance": "< 1%"},
+         "rules[0] (missing_count): 'tolerance' applies to row rules that count offending rows (not_null, unique, "
+         "range, regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"),
+        ({"type": "not_null", "columns": ["id"], "tolerance": "< 1d"},
+         "rules[0] (not_null): 'tolerance' (< 1d) is a share of rows, such as '< 1%', not a duration"),
+        ({"type": "not_null", "columns": ["id"], "tolerance": "lots"},
+         "rules[0] (not_null): 'tolerance' is not a valid threshold: unexpected 'l'; a threshold looks like "
+         "'< 5%', '>= 10', 'between 1 and 2' or '< 1d'\n    lots\n    ^"),
+        ({"type": "not_null", "columns": ["id"], "dimension": ""},
+         "rules[0] (not_null): 'dimension' must be a non-empty string, got ''"),
+    ],
+)
+def test_malformed_common_options_are_refused(rule, message):
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([rule])
+    assert str(raised.value) == message

@@ -7,15 +7,14 @@ values must read as the documented forms (README, "Samples").
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from decimal import Decimal
 
 import pytest
 
 from cola_core import Cola
-from cola_core._format import iso_duration, json_safe
 from cola_core.report import results_text, summarise
+
+from cola_helpers import run_all
 
 pytestmark = pytest.mark.spark
 
@@ -86,29 +85,6 @@ def test_samples_keep_their_rows_and_columns_when_types_are_plain(spark):
     assert results[0].samples == [{"id": None, "name": "b"}, {"id": None, "name": "c"}]
 
 
-@pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        (dt.timedelta(days=1, seconds=7384, microseconds=500000), "P1DT2H3M4.5S"),
-        (-dt.timedelta(seconds=1.25), "-P0DT0H0M1.25S"),
-        (dt.timedelta(microseconds=1), "P0DT0H0M0.000001S"),
-        (dt.timedelta(0), "P0DT0H0M0S"),
-    ],
-)
-def test_day_time_intervals_are_iso_durations(value, shown):
-    assert iso_duration(value) == shown
-    assert json_safe(value) == shown
-
-
-def test_json_safe_forms():
-    assert json_safe(
-        {2: Decimal("2"), True: b"\x00\xff", dt.time(10, 11, 12): float("-inf"), "s": (1, float("nan"))}
-    ) == {"2": 2, "true": "00ff", "10:11:12": "-Infinity", "s": [1, "NaN"]}
-    assert json_safe(Decimal("0.1")) == 0.1
-    assert json_safe(Decimal("0.12345678901234567890")) == "0.12345678901234567890"
-    assert json_safe(object.__new__(type("Geometry", (), {"__str__": lambda self: "POINT (1 2)"}))) == "POINT (1 2)"
-
-
 # -- types that break PySpark's collect or its decoding ---------------------------------------
 
 
@@ -170,3 +146,31 @@ def test_a_column_named_like_an_internal_one_comes_through_untouched(spark, name
     )
     assert [(r.passed, r.failed_count) for r in results] == [(False, 3), (True, 0)]
     assert results[0].samples == [{"id": None, name: "b"}, {"id": None, name: "c"}]
+
+
+# -- how many samples, in one job --------------------------------------------------------------
+
+
+def test_samples_collects_up_to_n_rows_per_failed_row_rule_in_one_job(order_lines, job_counter):
+    rules = [
+        {"type": "not_null", "columns": ["email"]},
+        {"type": "unique", "columns": ["id"]},
+        {"type": "range", "column": "amount", "min": 0},
+        {"type": "row_count", "min": 1},
+        {"type": "not_null", "columns": ["id"]},
+    ]
+    with job_counter.count() as plain:
+        run_all(order_lines, *rules)
+    with job_counter.count() as sampled:
+        results = run_all(order_lines, *rules, samples=1)
+    assert sampled.jobs == plain.jobs + 1
+    assert [[(s["id"], s["line"]) for s in r.samples] if r.samples is not None else None for r in results] == [
+        [(1, 2)], [(1, 1)], [(1, 2)], None, None,
+    ]
+    assert results[0].samples == [
+        {"id": 1, "line": 2, "status": "live", "amount": -4.0, "email": None, "qty": "x", "starts": 5, "ends": 4,
+         "dt": "2024-01-01"}
+    ]
+    (two,) = run_all(order_lines, {"type": "unique", "columns": ["id"]}, samples=2)
+    assert [(s["id"], s["line"]) for s in two.samples] == [(1, 1), (1, 2)]
+

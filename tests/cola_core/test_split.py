@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from cola_core import Cola, ColaError, ColaSplit
 
+from cola_helpers import codes_of
+
 pytestmark = pytest.mark.spark
 
 
@@ -296,3 +298,42 @@ def test_a_column_named_like_an_internal_one_comes_through_untouched(spark, name
         assert invalid.columns == ["id", name, "dq", "dq_warnings"]
         assert _rows(valid, "id", name, "dq_warnings") == _sorted([(1, "a", []), (3, None, [f"not_null({name})"])])
         assert _rows(invalid, "id", name, "dq", "dq_warnings") == [(None, "b", ["not_null(id)"], [])]
+
+
+# -- warn rules and the quarantine key --------------------------------------------------------
+
+
+def test_warn_rules_never_quarantine_and_their_codes_go_to_a_warnings_column(order_lines):
+    rules = [
+        {"type": "not_null", "columns": ["email"]},
+        {"type": "range", "column": "amount", "min": 0, "severity": "warn"},
+        {"type": "castable", "column": "qty", "to": "int", "severity": "warn"},
+    ]
+    valid, invalid = Cola().split(order_lines, rules, annotate="dq")
+    assert invalid.columns[-2:] == ["dq", "dq_warnings"]
+    assert valid.columns[-1] == "dq_warnings"
+    assert sorted((r.id, r.line, tuple(r.dq), tuple(r.dq_warnings)) for r in invalid.collect()) == [
+        (1, 2, ("not_null(email)",), ("range(amount,0,)", "castable(qty,int)")),
+        (2, 1, ("not_null(email)",), ()),
+    ]
+    assert sorted((r.id, r.line, tuple(r.dq_warnings)) for r in valid.collect()) == [
+        (1, 1, ()), (2, 1, ()), (3, 1, ("castable(qty,int)",)),
+    ]
+    plain_valid, _ = Cola().split(order_lines, [{"type": "not_null", "columns": ["email"]}], annotate="dq")
+    assert plain_valid.schema == order_lines.schema
+
+
+def test_quarantine_key_pulls_in_every_row_of_a_rejected_order(order_lines):
+    valid, invalid = Cola().split(
+        order_lines, [{"type": "range", "column": "amount", "min": 0}], annotate="dq", quarantine_key=["id"]
+    )
+    assert codes_of(invalid) == [(1, 1, ("quarantine_key(id)",)), (1, 2, ("range(amount,0,)",))]
+    assert sorted((r.id, r.line) for r in valid.collect()) == [(2, 1), (2, 1), (3, 1)]
+
+
+def test_quarantine_key_ignores_keys_with_a_null(spark):
+    df = spark.createDataFrame([(None, -1), (None, 5), (7, 5)], "id int, amount int")
+    valid, invalid = Cola().split(df, [{"type": "range", "column": "amount", "min": 0}], quarantine_key=["id"])
+    assert sorted((r.id, r.amount) for r in invalid.collect()) == [(None, -1)]
+    assert valid.count() == 2
+

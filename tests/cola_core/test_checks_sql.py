@@ -1,108 +1,17 @@
-"""``schema`` (a data contract read from the schema alone) and ``sql`` (both modes)."""
+"""``sql`` (``checks/sql.py``), both modes: ``query`` (one boolean) and ``failed_rows``."""
 
 from __future__ import annotations
 
-import datetime as dt
-from decimal import Decimal
-
 import pytest
 
-from cola_core import CheckResult
+from cola_core import CheckResult, Cola, ColaRuleError
 
 from cola_helpers import refused, run_one
 
 pytestmark = pytest.mark.spark
 
 
-# -- schema ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def orders(spark):
-    return spark.createDataFrame(
-        [(1, Decimal("9.90"), "a", 2, True, dt.datetime(2024, 1, 1), [1], 1.5)],
-        "id bigint, amount decimal(10,2), name string, qty int, paid boolean, at timestamp, "
-        "tags array<bigint>, ratio double",
-    )
-
-
-def test_schema_types_match_through_aliases_and_any_decimal_precision(orders):
-    rule = {
-        "type": "schema",
-        "required_columns": ["id", "amount"],
-        "forbidden_columns": ["_debug"],
-        "column_types": {
-            "id": "long",
-            "amount": "decimal(38,18)",
-            "name": "str",
-            "qty": "Integer",
-            "paid": "bool",
-            "at": "TIMESTAMP",
-            "tags": "array<long>",
-            "ratio": "double",
-        },
-    }
-    result = run_one(orders, rule)
-    assert result == CheckResult("schema", True, "schema: matches (8 columns)", 0, code="schema")
-    assert str(result) == "[PASS] check: schema: matches (8 columns)"
-
-
-@pytest.mark.parametrize("expected", ["decimal", "DECIMAL(10,2)", "decimal(5, 0)", "numeric(12,4)"])
-def test_schema_decimal_matches_on_the_base_type(orders, expected):
-    assert run_one(orders, {"type": "schema", "column_types": {"amount": expected}}).passed is True
-
-
-def test_schema_lists_every_problem_in_one_message_and_counts_each(spark):
-    df = spark.createDataFrame([(1, "x", "d")], "id int, amount string, _debug string")
-    rule = {
-        "type": "schema",
-        "required_columns": ["id", "customer_id", "created_at"],
-        "forbidden_columns": ["_debug", "_tmp"],
-        "column_types": {"id": "bigint", "amount": "double", "created_at": "timestamp", "country": "string"},
-    }
-    assert run_one(df, rule) == CheckResult(
-        "schema",
-        False,
-        "schema: missing required column(s): customer_id, created_at; forbidden column(s) present: _debug; "
-        "column id is int, expected bigint; column amount is string, expected double; "
-        "column country (expected string) does not exist",
-        6,  # two missing, one forbidden, two wrong types, one typed column absent
-        code="schema",
-    )
-
-
-def test_schema_column_names_match_case_insensitively_like_spark(spark):
-    df = spark.createDataFrame([(1, "d")], "ID int, _Debug string")
-    rule = {"type": "schema", "required_columns": ["id"], "forbidden_columns": ["_debug"], "column_types": {"Id": "int"}}
-    assert run_one(df, rule) == CheckResult(
-        "schema", False, "schema: forbidden column(s) present: _debug", 1, code="schema"
-    )
-
-
-def test_schema_holds_on_an_empty_dataframe_and_a_named_rule(spark):
-    df = spark.createDataFrame([], "id bigint")
-    result = run_one(df, {"type": "schema", "column_types": {"id": "int"}, "name": "contract"})
-    assert result == CheckResult(
-        "schema", False, "schema: column id is bigint, expected int", 1, check_name="contract", code="schema"
-    )
-    assert str(result) == "[FAIL] contract: schema: column id is bigint, expected int"
-
-
-def test_schema_starts_no_spark_job(orders, job_counter):
-    with job_counter.count() as jobs:
-        result = run_one(orders, {"type": "schema", "required_columns": ["nope"]})
-    assert result.failed_count == 1
-    assert jobs.jobs == 0
-
-
-def test_schema_needs_at_least_one_setting():
-    assert refused({"type": "schema"}) == (
-        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns' or 'column_types', "
-        'e.g. {"type": "schema", "required_columns": ["id"]}'
-    )
-
-
-# -- sql: query mode ---------------------------------------------------------------------
+# -- query mode ------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -169,7 +78,8 @@ def test_sql_view_name(amounts):
     assert run_one(amounts, rule) == CheckResult("sql", True, "sql: invariant holds", 0, code="sql")
 
 
-# -- sql: failed_rows mode ---------------------------------------------------------------
+
+# -- failed_rows mode ------------------------------------------------------------------------
 
 
 def test_sql_failed_rows_carries_the_offending_rows(amounts):
@@ -225,3 +135,18 @@ def test_sql_failed_rows_default_error_message(amounts):
 )
 def test_sql_malformed_rules(rule, reason):
     assert refused(rule) == f"rules[0] (sql): {reason}"
+
+
+
+# -- a sql rule's output is validated at parse time ------------------------------------------
+
+
+def test_a_sql_rule_output_is_validated_before_spark():
+    rule = {"type": "sql", "failed_rows": "SELECT * FROM _validation_df", "output": {"path": "/x", "mode": "merge"}}
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([rule])
+    assert str(raised.value) == (
+        "rules[0] (sql): 'output' is not a valid output config: "
+        "output 'mode' must be one of append, overwrite, error, errorifexists, ignore, got 'merge'"
+    )
+
