@@ -86,7 +86,7 @@ def json_safe(value: Any) -> Any:
         return value if math.isfinite(value) else _NON_FINITE[math.copysign(1, value) if math.isinf(value) else 0]
     if isinstance(value, dict):
         return {_json_key(key): json_safe(item) for key, item in value.items()}
-    if hasattr(value, "asDict") and isinstance(value, tuple):  # a Row (a struct)
+    if isinstance(value, tuple) and hasattr(value, "asDict"):  # a Row (a struct)
         return json_safe(value.asDict(recursive=True))
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
@@ -103,7 +103,8 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-_NON_FINITE = {0: "NaN", 1: "Infinity", -1: "-Infinity"}
+# Keyed by math.copysign(1, value) for the infinities (a float: 1.0 finds the key 1), 0 for NaN.
+_NON_FINITE: dict[float, str] = {0: "NaN", 1: "Infinity", -1: "-Infinity"}
 
 
 def iso_duration(delta: dt.timedelta) -> str:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from cola_core.errors import ColaRuleError
 
@@ -62,12 +63,11 @@ def check_structure(rules: Sequence[Any], registry: Mapping[str, type] | None = 
     """
     walker = _Walker(rules)
     for position, raw in enumerate(rules):
-        where = {"position": position, "rule_type": _shown_type(raw)}
         problem = walker.walk(raw)
         if problem is None and registry is not None:
             problem = _long_problem(raw, registry)
         if problem is not None:
-            raise ColaRuleError(problem, **where)
+            raise ColaRuleError(problem, position=position, rule_type=_shown_type(raw))
 
 
 class _Walker:
@@ -175,7 +175,7 @@ def _surrogate(text: str) -> str | None:
 def _decimal_problem(value: Decimal) -> str | None:
     if not value.is_finite():
         return f"is {value}; a number in a rule must be finite"
-    sign, digits, exponent = value.as_tuple()
+    _sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)  # finite decimals have an integer exponent
     whole_digits = max(len(digits) + exponent, 0)
     fraction_digits = max(-exponent, 0)

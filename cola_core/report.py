@@ -14,22 +14,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._format import format_number
 from cola_core._values import plain_number
 from cola_core.errors import ColaError
+from cola_core.result import SEVERITIES, CheckResult, Severity, worst_severity
 from cola_core.specs import OutputSpec
 from cola_core.storage import write_output
-from cola_core.result import SEVERITIES, CheckResult, worst_severity
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "REFUSAL_KEY",
     "REPORT_COLUMNS",
     "REPORT_SCHEMA",
-    "REFUSAL_KEY",
     "refusal_results",
     "render_table",
     "report_dataframe",
@@ -87,17 +88,25 @@ def summarise(
         raise ColaError("give both valid_count and invalid_count (a split), or neither (a check)")
     counts = dict.fromkeys(SEVERITIES, 0)
     for result in results:
-        counts[result.severity] += 1
+        counts[_severity(result)] += 1
     summary: dict[str, Any] = {
         "severity": worst_severity(list(results)),
         "passed": counts["fail"] == 0,
         "counts": counts,
         "results": [_json_safe(result.to_dict()) for result in results],
     }
-    if valid_count is not None:
+    # Both or neither (checked above); the second test narrows invalid_count's type too.
+    if valid_count is not None and invalid_count is not None:
         summary["valid_count"] = int(valid_count)
-        summary["invalid_count"] = int(invalid_count)  # type: ignore[arg-type]
+        summary["invalid_count"] = int(invalid_count)
     return summary
+
+
+def _severity(result: CheckResult) -> Severity:
+    # The field is Optional only so that a caller may leave it out: __post_init__ sets it
+    # (from `passed`) on every CheckResult, so it is never None here.
+    assert result.severity is not None
+    return result.severity
 
 
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +222,7 @@ def render_table(
     header = ("SEVERITY", "RULE", "CODE", "VALUE", "FAILED", "MESSAGE")
     rows = [
         (
-            result.severity.upper(),
+            _severity(result).upper(),
             result.check_name or result.rule_type,
             result.code or "",
             "-" if result.metric_value is None else format_number(result.metric_value),
@@ -226,9 +235,11 @@ def render_table(
     right_aligned = {3, 4}
     lines = []
     for number, row in enumerate([header, *rows]):
+        # strict=False on purpose: widths has no entry for the last cell (the message), which
+        # is not padded, so zip stops before it and the message is joined on below.
         cells = [
             cell.rjust(width) if index in right_aligned else cell.ljust(width)
-            for index, (cell, width) in enumerate(zip(row, widths))
+            for index, (cell, width) in enumerate(zip(row, widths, strict=False))
         ]
         if colour and number > 0:
             severity = row[0].lower()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from cola_core.errors import ColaError
 
@@ -65,6 +66,8 @@ class CheckResult:
         return self.check_name or "check"
 
     def __str__(self) -> str:
+        # Optional only as an argument: __post_init__ always sets it, so it is never None here.
+        assert self.severity is not None
         return f"[{self.severity.upper()}] {self.label}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:

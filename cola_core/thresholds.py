@@ -13,11 +13,11 @@ value objects that compare on one normalised key. Examples of the language::
 from __future__ import annotations
 
 import math
-
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Context, Decimal
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from cola_core._format import format_number
 from cola_core.errors import ThresholdError
@@ -41,7 +41,10 @@ _TOKEN_TABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
 # Forms people try that the language leaves out on purpose, each with the reason.
 _REFUSED_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[-+]?(?:inf(?:inity)?|nan)\b", re.IGNORECASE), "a threshold number must be finite, got {!r}"),
-    (re.compile(r"[eE][-+]?[0-9]"), "exponents such as '1e3' are not part of the language; write the number in digits (1000)"),
+    (
+        re.compile(r"[eE][-+]?[0-9]"),
+        "exponents such as '1e3' are not part of the language; write the number in digits (1000)",
+    ),
 )
 # Spark's widest exact number (DecimalType) has 38 digits; a longer one cannot be measured
 # against, and Python refuses to print an int of more than 4,300 digits.
@@ -157,7 +160,7 @@ def parse_threshold(text: str) -> Threshold:
     threshold := comparison | range | quantity
     """
     if not isinstance(text, str):
-        raise TypeError(f"a threshold is a string, got {type(text).__name__}")
+        raise _not_a_string(text)
     parser = _Parser(text)
     threshold = parser.threshold()
     parser.expect_end()
@@ -166,12 +169,20 @@ def parse_threshold(text: str) -> Threshold:
 
 def threshold_of(value: str | int | float) -> Threshold:
     """A threshold from a rule value; a plain number (``0``) means equality (``= 0``)."""
+    if isinstance(value, bool):  # an int to Python, but neither a number nor a threshold here
+        raise _not_a_string(value)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         # Every digit, never a message's short form (1e+20): the parser reads digits only.
-        value = str(int(value))
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = format_number(value)
-    return parse_threshold(value)
+        text = str(int(value))
+    elif isinstance(value, (int, float)):
+        text = format_number(value)
+    else:
+        text = value
+    return parse_threshold(text)
+
+
+def _not_a_string(value: object) -> TypeError:
+    return TypeError(f"a threshold is a string, got {type(value).__name__}")
 
 
 class _Parser:
