@@ -16,10 +16,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Mapping, NoReturn
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, check_structure
 from cola_core.errors import ColaError, ColaRuleError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["MAX_RULES_FILE_BYTES", "read_rules_file"]
 
@@ -153,6 +157,10 @@ def _refuse_duplicate_key(text: str, name: str, error: _DuplicateKeyError) -> No
     raise ColaError(f"rules file {name!r} repeats {_duplicate_key_message(key)}{where}") from error
 
 
+# json.scanner's scan_once(text, index): the value that starts at index, and where it ends.
+_ScanOnce = Callable[[str, int], tuple[Any, int]]
+
+
 class _KeyFound(Exception):
     def __init__(self, key: str, offset: int) -> None:
         super().__init__(key, offset)
@@ -170,17 +178,25 @@ def _find_duplicate_key(text: str) -> tuple[str, int] | None:
     import json.decoder
     import json.scanner
 
-    whitespace = json.decoder.WHITESPACE.match
+    # typeshed leaves out json's undocumented internals, which this scan is built from
+    # (stable in CPython for many releases); each is given its real type once, here.
+    whitespace: re.Pattern[str] = json.decoder.WHITESPACE  # type: ignore[attr-defined]
+    scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+    make_scanner: Callable[[json.JSONDecoder], _ScanOnce] = json.scanner.py_make_scanner  # type: ignore[attr-defined]
 
     def skip(end: int) -> int:
-        return whitespace(text, end).end()
+        matched = whitespace.match(text, end)
+        assert matched is not None  # the pattern is [ \t\n\r]*, which matches everywhere
+        return matched.end()
 
-    def locating_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, *hooks: Any) -> tuple[dict, int]:
+    def locating_object(
+        s_and_end: tuple[str, int], strict: bool, scan_once: _ScanOnce, *hooks: Any
+    ) -> tuple[dict[str, Any], int]:
         end = s_and_end[1]
         seen: set[str] = set()
         end = skip(end)
         while text[end] != "}":
-            key, after = json.decoder.scanstring(text, end + 1, strict)
+            key, after = scanstring(text, end + 1, strict)
             if key in seen:
                 raise _KeyFound(key, end)
             seen.add(key)
@@ -191,8 +207,9 @@ def _find_duplicate_key(text: str) -> tuple[str, int] | None:
         return {}, end + 1
 
     context = json.JSONDecoder(parse_int=lambda _: 0, parse_float=lambda _: 0, parse_constant=lambda _: 0)
-    context.parse_object = locating_object  # type: ignore[assignment]
-    scan_once = json.scanner.py_make_scanner(context)
+    # Not in typeshed either: the attribute JSONDecoder.__init__ sets and the scanner calls.
+    context.parse_object = locating_object  # type: ignore[attr-defined]
+    scan_once = make_scanner(context)
     try:
         scan_once(text, skip(0))
     except _KeyFound as found:
@@ -244,7 +261,7 @@ def _load_yaml(text: str, name: str) -> Any:
             "(or airflow-provider-cola[yaml]), or write the rules as JSON"
         ) from error
     try:
-        return yaml.load(text, Loader=_rules_loader(yaml))  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_rules_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)
@@ -264,14 +281,16 @@ _YAML12_INT = re.compile(r"^[-+]?[0-9]+$")
 _YAML12_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 
 
-def _rules_loader(yaml: Any) -> type:
+def _rules_loader() -> type[yaml.SafeLoader]:
     """PyYAML's SafeLoader, whose number and date constructors fail as YAML errors with a mark.
 
     The stock ones raise a bare ValueError for an int of more than 4,300 digits or for an
-    impossible date such as 2022-02-30, with no line to point at.
+    impossible date such as 2022-02-30, with no line to point at. Only called once
+    :func:`_load_yaml` has imported PyYAML.
     """
+    import yaml
 
-    class RulesLoader(yaml.SafeLoader):  # type: ignore[misc, name-defined]
+    class RulesLoader(yaml.SafeLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             """Refuse a key written twice in one mapping, before merge keys are applied.
 
@@ -282,7 +301,10 @@ def _rules_loader(yaml: Any) -> type:
             if isinstance(node, yaml.MappingNode):
                 seen: set[Any] = set()
                 for key_node, _ in node.value:
-                    key = "<<" if key_node.tag == "tag:yaml.org,2002:merge" else self.construct_object(key_node, deep=deep)
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        key = "<<"
+                    else:
+                        key = self.construct_object(key_node, deep=deep)
                     try:
                         repeated = key in seen  # 1, 1.0 and true are one key to Python, and so in the dict
                     except TypeError:
@@ -307,7 +329,7 @@ def _rules_loader(yaml: Any) -> type:
             return int(value, 16)
         if _YAML12_INT.match(value):
             return int(value, 10)  # 010 is ten, as in YAML 1.2, not YAML 1.1's octal eight
-        return yaml.SafeLoader.construct_yaml_int(loader, node)  # type: ignore[no-any-return]
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
 
     def checked_timestamp(loader: Any, node: Any) -> Any:
         try:

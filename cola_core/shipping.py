@@ -12,18 +12,24 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import uuid
 import zipfile
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from cola_core._version import __version__
 from cola_core.errors import ColaError
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    # importlib.resources.abc is new in 3.11, and importlib.abc's alias of it goes in 3.14.
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 __all__ = ["job_entry_path", "package_files", "py_files_zip"]
 

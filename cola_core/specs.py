@@ -6,8 +6,9 @@ Reading and writing them is :mod:`cola_core.storage`'s work.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from cola_core.errors import ColaOutputError, ColaRuleError, ColaSourceError
 from cola_core.sqlguard import check_query, check_table_name

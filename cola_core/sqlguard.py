@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from cola_core._sqllex import Token, tokenize
 from cola_core.errors import ColaRuleError
@@ -44,8 +45,8 @@ __all__ = [
     "check_condition",
     "check_expression",
     "check_query",
-    "confirm_query",
     "check_table_name",
+    "confirm_query",
     "nondeterministic_calls",
     "outside_access",
     "outside_access_allowed",
@@ -331,18 +332,25 @@ def spark_parse_problem(spark: SparkSession, sql: str) -> str | None:
     if parser is None:
         return None
     try:
-        parser.parseQuery(sql)  # type: ignore[attr-defined]
+        parser.parseQuery(sql)
     except Exception as error:  # a Py4JJavaError wrapping Spark's ParseException
         return _parse_message(error)
     return None
 
 
-def _jvm_parser(spark: SparkSession) -> object | None:
+class _SqlParser(Protocol):
+    """The part of Spark's ParserInterface (a Py4J proxy, so untyped) that is used here."""
+
+    def parseQuery(self, sql: str) -> object: ...
+
+
+def _jvm_parser(spark: SparkSession) -> _SqlParser | None:
     session = getattr(spark, "_jsparkSession", None)
     if session is None:
         return None
     try:
-        return session.sessionState().sqlParser()
+        parser: _SqlParser = session.sessionState().sqlParser()
+        return parser
     except Exception:  # a stopped session or an unusual build: fall back on the lexer
         return None
 
