@@ -405,11 +405,6 @@ def test_regex_python_only_syntax_is_refused_because_spark_cannot_run_it():
 # -- row_count (bounds form; the metric form is in test_checks_metrics) ------------------
 
 
-@pytest.fixture
-def three_rows(spark):
-    return spark.createDataFrame([(1,), (2,), (3,)], "id int")
-
-
 def test_row_count_min_defaults_to_zero(spark):
     empty = spark.createDataFrame([], "id int")
     result = run_one(empty, {"type": "row_count"})

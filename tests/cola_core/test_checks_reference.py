@@ -13,13 +13,9 @@ from cola_core.checks.reference import _comparison_type
 from cola_core.errors import ColaSourceError
 from cola_core.planner import read_inputs
 
-from cola_helpers import refused, run_one
+from cola_helpers import fk, jobs_of, rec, refused, run_one, sorted_rows
 
 pytestmark = pytest.mark.spark
-
-
-def _sorted(rows):
-    return sorted(rows, key=repr)  # NULLs make tuples unorderable
 
 
 @pytest.fixture
@@ -38,11 +34,6 @@ def customers(spark):
     )
     df.createOrReplaceTempView("ref_customers")
     return df
-
-
-def fk(**extra):
-    return {"type": "foreign_key", "column": "customer_id", "reference": {"table": "ref_customers"},
-            "reference_columns": ["id"], **extra}
 
 
 # -- foreign_key: results ------------------------------------------------------------------
@@ -154,7 +145,7 @@ def test_a_table_may_reference_itself(spark):
             "reference_columns": ["id"]}
     assert run_one(employees, rule).message == "foreign_key(manager_id): 1 value not found in the reference"
     valid, invalid = Cola().split(employees, [rule])
-    assert _sorted(tuple(r) for r in invalid.collect()) == [(4, 9)]
+    assert sorted_rows(tuple(r) for r in invalid.collect()) == [(4, 9)]
     assert valid.count() == 3
 
 
@@ -183,10 +174,10 @@ def test_split_quarantines_missing_keys_with_their_code_and_keeps_the_schema(ord
     valid, invalid = Cola().split(orders, rules, annotate="dq_codes")
     assert valid.schema == orders.schema
     assert invalid.columns == [*orders.columns, "dq_codes"]
-    assert _sorted(tuple(r) for r in valid.collect()) == _sorted(
+    assert sorted_rows(tuple(r) for r in valid.collect()) == sorted_rows(
         [(1, 10, "BR", 5.0), (2, 11, "BR", 7.5), (5, 98, None, 3.0)]
     )
-    assert _sorted((r.order_id, r.dq_codes) for r in invalid.collect()) == [
+    assert sorted_rows((r.order_id, r.dq_codes) for r in invalid.collect()) == [
         (3, ["foreign_key(customer_id)"]),
         (4, ["not_null(customer_id)"]),
     ]
@@ -224,12 +215,6 @@ def test_small_reference_is_broadcast_and_spark_may_choose_otherwise(spark, tmp_
         assert run_one(orders, fk(reference={"path": path})).failed_count == 1
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
-
-
-def jobs_of(job_counter, df, rules) -> int:
-    with job_counter.count() as counted:
-        Cola().run(df, rules)
-    return counted.jobs
 
 
 AGGREGATE_BLOCK = [
@@ -287,10 +272,6 @@ def ledger(spark):
     )
     df.createOrReplaceTempView("ref_ledger")
     return df
-
-
-def rec(**fields):
-    return {"type": "reconcile", "reference": {"table": "ref_ledger"}, **fields}
 
 
 def test_relative_difference_is_a_percentage_of_the_reference(orders, ledger):

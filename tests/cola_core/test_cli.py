@@ -25,11 +25,10 @@ from cola_core.rules_file import read_rules_file
 from cola_core.storage import read_source
 from cola_core.report import render_table, summarise
 
-DATA = Path(__file__).parent / "data"
-ORDERS = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option", "header=true", "--option", "inferSchema=true"]
+from cola_helpers import DATA, ORDERS_ARGV, summary_outline
+
 # One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
 LIGHT_SPARK = ["--master", "local[1]", "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1"]
-
 
 
 def engine_summary(spark, rules_file: str, **counts: int) -> dict:
@@ -37,10 +36,6 @@ def engine_summary(spark, rules_file: str, **counts: int) -> dict:
     df = read_source(spark, {"path": str(DATA / "orders.csv"), "format": "csv",
                              "options": {"header": True, "inferSchema": True}})
     return summarise(Cola().run(df, read_rules_file(DATA / rules_file)), **counts)
-
-
-def outline(summary: dict) -> list[tuple]:
-    return [(r["rule_type"], r["severity"], r["failed_count"], r["metric_value"], r["code"]) for r in summary["results"]]
 
 
 def run_cola(*arguments: str, cwd: Path, program: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -61,12 +56,12 @@ def test_check_with_only_a_warn_exits_0_and_writes_results_and_report(spark, tmp
     results, report = tmp_path / "out" / "results.json", tmp_path / "report"
     report_config = json.dumps({"path": str(report), "format": "csv", "options": {"header": True}})
     done = run_cola(
-        "check", "--rules", str(DATA / "rules_warn.json"), *ORDERS, "--results", str(results),
+        "check", "--rules", str(DATA / "rules_warn.json"), *ORDERS_ARGV, "--results", str(results),
         "--report", report_config, "--pipeline", "orders_daily", *LIGHT_SPARK, cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     expected = engine_summary(spark, "rules_warn.json")
-    assert outline(expected) == [
+    assert summary_outline(expected) == [
         ("not_null", "pass", 0, None, "not_null(order_id)"),
         ("row_count", "pass", 0, None, "row_count"),
         ("missing_count", "warn", 0, 1, "missing_count(email)"),
@@ -94,12 +89,12 @@ def test_a_failed_check_exits_1_and_still_writes_the_report(spark, tmp_path):
     started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
     cola_script = [str(Path(sys.executable).with_name("cola"))]  # the installed console script
     done = run_cola(
-        "check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS, "--results", str(results),
+        "check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV, "--results", str(results),
         "--report", str(report), *LIGHT_SPARK, cwd=tmp_path, program=cola_script,
     )
     assert done.returncode == 1, done.stderr[-3000:]
     expected = engine_summary(spark, "rules_fail.yaml")
-    assert outline(expected) == [
+    assert summary_outline(expected) == [
         ("unique", "fail", 1, None, "unique(order_id)"),
         ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
         ("avg", "pass", 0, 16.75, "avg(amount)"),
@@ -127,7 +122,7 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
     results = tmp_path / "results.json"
     valid, invalid = tmp_path / "valid", tmp_path / "invalid"
     done = run_cola(
-        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--results", str(results),
         "--valid-output", str(valid),
         "--invalid-output", json.dumps({"path": str(invalid), "format": "json", "mode": "overwrite"}),
         "--annotate", "codes", "--fail-exit-code", "0", *LIGHT_SPARK[2:], "--verbose", cwd=tmp_path,
@@ -137,7 +132,7 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
     assert ", master local[*]\n" in done.stderr  # run directly with no master anywhere: local[*]
     assert done.stdout.splitlines()[-2:] == ["4 results: 1 pass, 0 warn, 3 fail", "split: 2 valid rows, 4 invalid rows"]
     expected = engine_summary(spark, "rules_split.json", valid_count=2, invalid_count=4)
-    assert outline(expected) == [
+    assert summary_outline(expected) == [
         ("not_null", "fail", 1, None, "not_null(email)"),
         ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
         ("unique", "fail", 1, None, "unique(order_id)"),
@@ -164,7 +159,7 @@ def test_split_with_samples_and_a_quarantine_key(spark, tmp_path):
     results = tmp_path / "results.json"
     valid, invalid = tmp_path / "valid", tmp_path / "invalid"
     done = run_cola(
-        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--results", str(results),
         "--valid-output", str(valid), "--invalid-output", str(invalid), "--annotate", "codes",
         "--quarantine-key", "status", "--samples", "1", *LIGHT_SPARK, cwd=tmp_path,
     )
@@ -192,7 +187,7 @@ def test_split_with_samples_and_a_quarantine_key(spark, tmp_path):
 def test_a_rule_error_exits_2_with_the_message_and_no_traceback(tmp_path):
     results = tmp_path / "results.json"
     done = run_cola(
-        "check", "--rules", str(DATA / "rules_bad.json"), *ORDERS, "--results", str(results), cwd=tmp_path
+        "check", "--rules", str(DATA / "rules_bad.json"), *ORDERS_ARGV, "--results", str(results), cwd=tmp_path
     )
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "cola: error: rules[1] (range): missing required parameter 'column'\n"
@@ -313,7 +308,7 @@ def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_wri
     valid, invalid, results = tmp_path / "valid", tmp_path / "invalid", tmp_path / "results.json"
     invalid.mkdir()
     code = main([
-        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--results", str(results),
         "--valid-output", str(valid), "--invalid-output", json.dumps({"path": str(invalid), "mode": "error"}),
     ])
     assert code == 2
@@ -331,7 +326,7 @@ def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_wri
 @pytest.mark.spark
 def test_a_clashing_annotate_column_is_refused(spark, tmp_path, capsys):
     code = main([
-        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--valid-output", str(tmp_path / "v"),
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--valid-output", str(tmp_path / "v"),
         "--invalid-output", str(tmp_path / "i"), "--annotate", "status",
     ])
     assert code == 2
@@ -443,23 +438,6 @@ def test_an_unexpected_error_exits_3_with_its_traceback(spark, tmp_path, custom_
     assert err.startswith("Traceback (most recent call last):")
     assert err.splitlines()[-1] == "RuntimeError: bug in a custom check"
     assert not results.exists()
-
-
-def test_a_direct_run_finds_a_master_configured_elsewhere(tmp_path, monkeypatch):
-    from cola_core.session import master_configured as _master_configured
-
-    for name in ("PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "SPARK_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    assert _master_configured([]) is False
-    assert _master_configured([("spark.master", "local[2]")]) is True
-    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master yarn pyspark-shell")
-    assert _master_configured([]) is True
-    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS")
-    (tmp_path / "spark-defaults.conf").write_text("# defaults\nspark.executor.memory 2g\n")
-    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
-    assert _master_configured([]) is False
-    (tmp_path / "spark-defaults.conf").write_text("spark.executor.memory 2g\nspark.master   spark://h:7077\n")
-    assert _master_configured([]) is True
 
 
 @pytest.mark.spark

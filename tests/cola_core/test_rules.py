@@ -10,12 +10,13 @@ from hypothesis import strategies as st
 from cola_core import Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
 
+from cola_helpers import THRESHOLD_HINT
+
 KNOWN = (
     "avg, castable, check, distinct_count, duplicate_count, duplicate_percent, expression, foreign_key, freshness, "
     "invalid_count, invalid_percent, max, mean, min, missing_count, missing_percent, not_null, range, reconcile, "
     "regex, row_count, schema, sql, stddev, sum, unique, values_present"
 )
-HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
 
 MALFORMED = [
     ("not a list", 'rules: must be a list of rule objects such as [{"type": "not_null", "columns": ["id"]}], got str'),
@@ -57,7 +58,7 @@ MALFORMED = [
     ),
     (
         [{"type": "missing_percent", "column": "a", "must_be": "< abc"}],
-        f"rules[0] (missing_percent): 'must_be' is not a valid threshold: unexpected 'a'; {HINT}\n    < abc\n      ^",
+        f"rules[0] (missing_percent): 'must_be' is not a valid threshold: unexpected 'a'; {THRESHOLD_HINT}\n    < abc\n      ^",
     ),
     (
         [{"type": "missing_percent", "column": "a", "must_be": True}],

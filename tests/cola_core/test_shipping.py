@@ -19,9 +19,9 @@ import pytest
 import cola_core
 from cola_core.shipping import job_entry_path, package_files, py_files_zip
 
-DATA = Path(__file__).parent / "data"
+from cola_helpers import DATA, ORDERS_ARGV, summary_outline
+
 PACKAGE_DIR = Path(cola_core.__file__).resolve().parent
-ORDERS = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option", "header=true", "--option", "inferSchema=true"]
 
 
 # -- the zip and the entry script ---------------------------------------------------------------
@@ -100,15 +100,11 @@ def provenance(done: subprocess.CompletedProcess[str]) -> str:
     return found.group(0)
 
 
-def outline(summary: dict) -> list[tuple]:
-    return [(r["rule_type"], r["severity"], r["failed_count"], r["metric_value"], r["code"]) for r in summary["results"]]
-
-
 @pytest.mark.spark
 def test_spark_submit_check_from_the_zip_exits_1_on_a_failed_check(tmp_path):
     zip_path = py_files_zip(tmp_path / "cache")
     results = tmp_path / "results.json"
-    done = spark_submit(zip_path, "check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS,
+    done = spark_submit(zip_path, "check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV,
                         "--results", str(results), cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]  # spark-submit passes the job's exit status on
     assert provenance(done) == (
@@ -116,7 +112,7 @@ def test_spark_submit_check_from_the_zip_exits_1_on_a_failed_check(tmp_path):
     )
     summary = json.loads(results.read_text())
     assert (summary["severity"], summary["passed"], summary["counts"]) == ("fail", False, {"pass": 1, "warn": 0, "fail": 2})
-    assert outline(summary) == [
+    assert summary_outline(summary) == [
         ("unique", "fail", 1, None, "unique(order_id)"),
         ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
         ("avg", "pass", 0, 16.75, "avg(amount)"),
@@ -129,7 +125,7 @@ def test_spark_submit_split_from_the_zip_writes_outputs_report_and_counts(tmp_pa
     zip_path = py_files_zip(tmp_path / "cache")
     results, valid, invalid, report = (tmp_path / name for name in ("results.json", "valid", "invalid", "report"))
     done = spark_submit(
-        zip_path, "split", "--rules", str(DATA / "rules_split.json"), *ORDERS, "--results", str(results),
+        zip_path, "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--results", str(results),
         "--valid-output", str(valid), "--invalid-output", json.dumps({"path": str(invalid), "format": "json"}),
         "--annotate", "codes", "--report", json.dumps({"path": str(report), "format": "json"}),
         "--pipeline", "orders", "--fail-exit-code", "0", cwd=tmp_path,
@@ -138,7 +134,7 @@ def test_spark_submit_split_from_the_zip_writes_outputs_report_and_counts(tmp_pa
     assert provenance(done).startswith(f"cola: cola_core {cola_core.__version__} from {zip_path}/cola_core;")
     summary = json.loads(results.read_text())
     assert (summary["passed"], summary["valid_count"], summary["invalid_count"]) == (False, 2, 4)
-    assert outline(summary) == [
+    assert summary_outline(summary) == [
         ("not_null", "fail", 1, None, "not_null(email)"),
         ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
         ("unique", "fail", 1, None, "unique(order_id)"),

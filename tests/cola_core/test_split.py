@@ -11,18 +11,13 @@ from hypothesis import strategies as st
 
 from cola_core import Cola, ColaError, ColaSplit
 
-from cola_helpers import codes_of
+from cola_helpers import codes_of, sorted_rows
 
 pytestmark = pytest.mark.spark
 
 
 def _rows(df, *columns):
-    return _sorted(tuple(row[c] for c in columns) for row in df.collect())
-
-
-def _sorted(rows):
-    # NULLs make tuples unorderable; repr gives a stable order for comparisons.
-    return sorted(rows, key=repr)
+    return sorted_rows(tuple(row[c] for c in columns) for row in df.collect())
 
 
 def test_seed_example_codes_beside_each_rejected_row(spark):
@@ -38,7 +33,7 @@ def test_seed_example_codes_beside_each_rejected_row(spark):
         annotate="dq_codes",
     )
     assert _rows(valid, "id") == [(1,)]
-    assert _rows(invalid, "id", "dq_codes") == _sorted([(7, ["AGE_RANGE"]), (8, ["not_null(email)"])])
+    assert _rows(invalid, "id", "dq_codes") == sorted_rows([(7, ["AGE_RANGE"]), (8, ["not_null(email)"])])
     assert valid.schema == people.schema
     assert invalid.schema.simpleString() == "struct<id:int,email:string,age:int,dq_codes:array<string>>"
 
@@ -71,7 +66,7 @@ def test_codes_follow_rule_order_and_each_rule_owns_its_rows(spark):
     ]
     valid, invalid = Cola().split(df, rules, annotate="dq_codes")
     assert _rows(valid, "id", "email") == [(3, "ok@y.io")]
-    assert _rows(invalid, "id", "email", "dq_codes") == _sorted([
+    assert _rows(invalid, "id", "email", "dq_codes") == sorted_rows([
         (1, None, ["unique(id)", "range(amount,0,)", "regex(cpf,^[0-9]{11}$)", "missing_count(email)"]),
         (1, "x@y.io", ["unique(id)", "regex(cpf,^[0-9]{11}$)"]),
         (2, "bad", ["invalid_count(email)"]),
@@ -94,7 +89,7 @@ def test_unique_marks_every_row_of_a_repeated_key_null_keys_included(spark):
     df = spark.createDataFrame([(1, "a"), (1, "b"), (None, "c"), (None, "d"), (2, "e")], "id int, tag string")
     valid, invalid = Cola().split(df, [{"type": "unique", "columns": ["id"]}])
     assert _rows(valid, "tag") == [("e",)]
-    assert _rows(invalid, "tag") == _sorted([("a",), ("b",), ("c",), ("d",)])
+    assert _rows(invalid, "tag") == sorted_rows([("a",), ("b",), ("c",), ("d",)])
 
 
 def test_with_no_row_level_rule_every_row_is_valid(spark):
@@ -142,7 +137,7 @@ def test_not_null_result_code_and_per_column_row_codes(spark):
     (result,) = Cola().run(df, rules)
     assert (result.code, result.failed_count) == ("not_null(id,email)", 3)
     _, invalid = Cola().split(df, rules, annotate="why")
-    assert _rows(invalid, "id", "why") == _sorted([(None, ["not_null(id)", "not_null(email)"]), (1, ["not_null(email)"])])
+    assert _rows(invalid, "id", "why") == sorted_rows([(None, ["not_null(id)", "not_null(email)"]), (1, ["not_null(email)"])])
 
 
 def test_declared_code_is_used_for_every_column_of_a_multi_column_not_null(spark):
@@ -296,7 +291,7 @@ def test_a_column_named_like_an_internal_one_comes_through_untouched(spark, name
         valid, invalid = Cola().split(df, rules, annotate="dq", quarantine_key=key)
         assert valid.columns == ["id", name, "dq_warnings"]
         assert invalid.columns == ["id", name, "dq", "dq_warnings"]
-        assert _rows(valid, "id", name, "dq_warnings") == _sorted([(1, "a", []), (3, None, [f"not_null({name})"])])
+        assert _rows(valid, "id", name, "dq_warnings") == sorted_rows([(1, "a", []), (3, None, [f"not_null({name})"])])
         assert _rows(invalid, "id", name, "dq", "dq_warnings") == [(None, "b", ["not_null(id)"], [])]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from cola_core import Cola
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.storage import ensure_writable, read_source, write_counted, write_output
 
@@ -184,17 +183,3 @@ def test_table_outputs(spark, tiny):
         spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
-@pytest.mark.spark
-def test_a_failing_sql_rule_writes_its_failed_rows_to_its_output(spark, tiny, tmp_path):
-    target = tmp_path / "no_name"
-    rules = [
-        {"type": "sql", "failed_rows": "SELECT id FROM _validation_df WHERE name IS NULL",
-         "output": {"path": str(target), "format": "json"}},
-        {"type": "sql", "failed_rows": "SELECT id FROM _validation_df WHERE id > 10",
-         "output": {"path": str(tmp_path / "never"), "format": "json"}},
-    ]
-    # A rule that chooses where the engine writes needs the switch for trusted rules.
-    results = Cola(allow_external_access=True).run(tiny, rules)
-    assert [(r.passed, r.failed_count) for r in results] == [(False, 1), (True, 0)]
-    assert [row.id for row in spark.read.json(str(target)).collect()] == [3]
-    assert not (tmp_path / "never").exists()  # a passing rule writes nothing

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from cola_core.errors import ThresholdError
 from cola_core.thresholds import MAX_THRESHOLD_DIGITS, Quantity, Threshold, parse_threshold, threshold_of
 
-HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
+from cola_helpers import THRESHOLD_HINT
+
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ def test_equal_thresholds_compare_on_the_normalised_value():
 def test_errors_show_the_text_with_a_caret(text, problem, caret):
     with pytest.raises(ThresholdError) as raised:
         parse_threshold(text)
-    assert str(raised.value) == f"{problem}; {HINT}\n    {text}\n    {' ' * caret}^"
+    assert str(raised.value) == f"{problem}; {THRESHOLD_HINT}\n    {text}\n    {' ' * caret}^"
     assert raised.value.offset == caret
     assert isinstance(raised.value, ValueError)
 

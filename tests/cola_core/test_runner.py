@@ -1,0 +1,107 @@
+"""``load_job`` and ``run_job`` (``runner.py``): a job read from its source, measured, split
+and written, with its rules parsed exactly once."""
+
+from __future__ import annotations
+
+import pytest
+
+import cola_core.cola as cola_module
+from cola_core import Cola, ColaRuleError, JobSpec, run_job
+from cola_core.runner import LoadedJob, load_job
+from cola_core.specs import parse_output, parse_source
+
+pytestmark = pytest.mark.spark
+
+RULES = (
+    {"type": "not_null", "columns": ["email"]},
+    {"type": "range", "column": "amount", "min": 0, "code": "AMOUNT_NEGATIVE"},
+    {"type": "row_count", "min": 1},
+)
+RESULTS = [
+    {"rule_type": "not_null", "passed": False, "message": "not_null(email): 1 NULL value (email: 1)",
+     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "not_null(email)"},
+    {"rule_type": "range", "passed": False, "message": "range(amount,0,): 1 value out of range (>= 0)",
+     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "AMOUNT_NEGATIVE"},
+    {"rule_type": "row_count", "passed": True, "message": "row_count = 3 is within bounds (min 1)",
+     "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None, "code": "row_count"},
+]
+
+
+@pytest.fixture(scope="module")
+def source(spark, tmp_path_factory):
+    """Three orders as parquet: one without an email, one with a negative amount."""
+    path = tmp_path_factory.mktemp("runner") / "orders"
+    spark.createDataFrame(
+        [(1, "a@x.io", 5.0), (2, None, 7.0), (3, "c@x.io", -1.0)], "id int, email string, amount double"
+    ).write.parquet(str(path))
+    return parse_source({"path": str(path)})
+
+
+@pytest.fixture
+def parse_calls(monkeypatch):
+    """Every call of the rule parser, recorded; the engine parses through ``cola_core.cola``."""
+    calls: list[tuple] = []
+    original = cola_module.parse_rules
+
+    def recording(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(cola_module, "parse_rules", recording)
+    return calls
+
+
+def test_a_check_job_reads_its_source_and_summarises(spark, source, parse_calls):
+    outcome = run_job(JobSpec(rules=RULES, source=source), spark)
+    assert outcome.summary == {
+        "severity": "fail", "passed": False, "counts": {"pass": 1, "warn": 0, "fail": 2}, "results": RESULTS,
+    }
+    assert (outcome.passed, outcome.valid_count, outcome.invalid_count) == (False, None, None)
+    assert [result.code for result in outcome.results] == ["not_null(email)", "AMOUNT_NEGATIVE", "row_count"]
+    assert len(parse_calls) == 1
+
+
+def test_a_split_job_writes_both_outputs_and_parses_its_rules_once(spark, source, tmp_path, parse_calls):
+    valid, invalid = tmp_path / "valid", tmp_path / "invalid"
+    spec = JobSpec(command="split", rules=RULES, source=source, valid_output=parse_output(str(valid)),
+                   invalid_output=parse_output(str(invalid)), annotate="dq")
+    outcome = run_job(spec, spark)
+    assert outcome.summary == {
+        "severity": "fail", "passed": False, "counts": {"pass": 1, "warn": 0, "fail": 2}, "results": RESULTS,
+        "valid_count": 1, "invalid_count": 2,
+    }
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 2)
+    assert [row.id for row in spark.read.parquet(str(valid)).collect()] == [1]
+    assert sorted((row.id, tuple(row.dq)) for row in spark.read.parquet(str(invalid)).collect()) == [
+        (2, ("not_null(email)",)), (3, ("AMOUNT_NEGATIVE",)),
+    ]
+    assert len(parse_calls) == 1  # the split and the measurement share one parse
+
+
+def test_checks_handed_to_load_job_are_not_parsed_again(spark, source, parse_calls):
+    checks = Cola().parse(list(RULES))
+    parse_calls.clear()
+    loaded = load_job(JobSpec(rules=RULES, source=source), checks=checks)
+    assert isinstance(loaded, LoadedJob) and loaded.checks == tuple(checks)
+    outcome = run_job(loaded, spark)
+    assert (outcome.summary["results"], parse_calls) == (RESULTS, [])
+
+
+def test_load_job_refuses_a_malformed_rule_before_spark(parse_calls):
+    with pytest.raises(ColaRuleError) as raised:
+        load_job(JobSpec(rules=({"type": "range", "min": 0},)))
+    assert str(raised.value) == "rules[0] (range): missing required parameter 'column'"
+
+
+def test_a_dataframe_run_needs_no_source(spark):
+    df = spark.createDataFrame([(1, None, 2.0)], "id int, email string, amount double")
+    outcome = run_job(JobSpec(rules=RULES), spark, df=df)
+    assert [(r["code"], r["severity"], r["failed_count"]) for r in outcome.summary["results"]] == [
+        ("not_null(email)", "fail", 1), ("AMOUNT_NEGATIVE", "pass", 0), ("row_count", "pass", 0),
+    ]
+
+
+def test_a_job_without_a_source_or_a_dataframe_is_refused(spark):
+    with pytest.raises(ValueError) as raised:
+        run_job(JobSpec(rules=RULES), spark)
+    assert str(raised.value) == "run_job needs a job with a source, or a DataFrame"
