@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
-
-from cola_core.result import SEVERITIES
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from airflow_provider_cola.errors import ColaChecksFailed
+from cola_core.result import SEVERITIES, Severity
 
 if TYPE_CHECKING:
     from airflow.sdk import BranchMixIn, Context
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ON_FAILURE",
     "SEVERITIES",
+    "OnFailure",
     "checked_branch",
     "checked_on_failure",
     "checked_samples",
@@ -27,14 +27,17 @@ __all__ = [
     "settle",
 ]
 
-ON_FAILURE = ("fail", "warn", "skip")
+# What a failed check does to a task without ``branch``: fail it, or let it succeed and log
+# the failures as a warning or as information.
+OnFailure = Literal["fail", "warn", "skip"]
+ON_FAILURE: tuple[OnFailure, ...] = ("fail", "warn", "skip")
 
 
-def checked_on_failure(on_failure: Any) -> str:
+def checked_on_failure(on_failure: Any) -> OnFailure:
     """Refuse (at DAG parse time) an ``on_failure`` other than ``fail``, ``warn`` or ``skip``."""
     if on_failure not in ON_FAILURE:
         raise ValueError(f"on_failure must be one of {', '.join(ON_FAILURE)} (lower case), got {on_failure!r}")
-    return cast(str, on_failure)  # one of ON_FAILURE, so a str
+    return cast(OnFailure, on_failure)  # one of ON_FAILURE
 
 
 def checked_samples(samples: Any) -> int:
@@ -58,7 +61,7 @@ def checked_switch(value: Any, name: str) -> bool:
     return value
 
 
-def checked_branch(branch: Any) -> dict[str, list[str]] | None:
+def checked_branch(branch: Any) -> dict[Severity, list[str]] | None:
     """Normalise ``{"pass": ..., "warn": ..., "fail": ...}`` to lists of task ids.
 
     A severity may be left out: when the run ends with it, every downstream task is skipped.
@@ -73,7 +76,7 @@ def checked_branch(branch: Any) -> dict[str, list[str]] | None:
             'branch must map severities to task ids, e.g. {"pass": "load", "warn": "notify", '
             f'"fail": "quarantine"}}, got {branch!r}'
         )
-    normalised: dict[str, list[str]] = {}
+    normalised: dict[Severity, list[str]] = {}
     for severity, targets in branch.items():
         if severity not in SEVERITIES:
             raise ValueError(f"branch keys are {', '.join(SEVERITIES)}, got {severity!r}")
@@ -85,7 +88,7 @@ def checked_branch(branch: Any) -> dict[str, list[str]] | None:
     return normalised
 
 
-def describe_results(results: Sequence[Mapping[str, Any]], severity: str) -> str:
+def describe_results(results: Sequence[Mapping[str, Any]], severity: Severity) -> str:
     """One line per result of the given severity: ``[FAIL] <name>: <message>``.
 
     The engine's messages already start with the rule's code, so only a given ``name`` is
@@ -106,8 +109,8 @@ def settle(
     context: Context,
     summary: Mapping[str, Any],
     *,
-    on_failure: str,
-    branch: Mapping[str, list[str]] | None,
+    on_failure: OnFailure,
+    branch: Mapping[Severity, list[str]] | None,
 ) -> Mapping[str, Any]:
     """Push ``summary`` as the task's ``return_value``, then branch, fail or log.
 

@@ -8,7 +8,6 @@ dict as ``ColaCheckOperator``, then branches or applies ``on_failure`` in the sa
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,14 +15,24 @@ from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
-from airflow_provider_cola._outcome import checked_branch, checked_on_failure, checked_samples, checked_switch, settle
-from airflow_provider_cola._rules import RuleBlock, dag_folder, engine, load_rules
+from airflow_provider_cola._outcome import (
+    OnFailure,
+    checked_branch,
+    checked_on_failure,
+    checked_samples,
+    checked_switch,
+    settle,
+)
+from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
+from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
-from airflow_provider_cola.operators._spark_submit import mask_sensitive_settings, secrets_as_text
+from cola_core.job import JobSpec
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
     from pyspark.sql import SparkSession
+
+    from cola_core.result import Severity
 
 __all__ = ["cola_check"]
 
@@ -46,8 +55,8 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         python_callable: Callable[..., Any],
         rules: list[dict[str, Any]] | str,
         conn_id: str | None = None,
-        on_failure: str = "fail",
-        branch: Mapping[str, str | list[str]] | None = None,
+        on_failure: OnFailure = "fail",
+        branch: Mapping[Severity, str | list[str]] | None = None,
         conf: dict[str, Any] | None = None,
         samples: int = 0,
         allow_external_access: bool = False,
@@ -105,9 +114,11 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
     def execute_callable(self) -> dict[str, Any]:
         from pyspark.sql import DataFrame
 
-        from cola_core.report import summarise
+        from cola_core.runner import load_job, run_job
 
         assert self._block is not None, "execute() loads the rules first"
+        # The rules were parsed by load_rules, with the job's engine settings: not again.
+        job = load_job(self._job_spec(self._block), checks=self._block.checks)
         spark, started_here = self._session()
         try:
             if self._takes_spark:
@@ -117,32 +128,39 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
                 raise ColaConfigError(
                     f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
                 )
-            cola = engine(self.allow_external_access)
-            return summarise(cola.run(df, self._block.rules, samples=self.samples))
+            return run_job(job, spark, df=df).summary
         finally:
             if started_here:
                 spark.stop()
 
+    def _job_spec(self, block: RuleBlock) -> JobSpec:
+        """The job run on the function's DataFrame: every argument that reaches the engine goes here."""
+        return JobSpec(
+            command="check",
+            rules=tuple(block.rules),
+            samples=self.samples,
+            allow_external_access=self.allow_external_access,
+        )
+
     def _session(self) -> tuple[SparkSession, bool]:
         """The session to use, and whether this task started it (and so must stop it).
 
-        A session already active in this process is reused and left running.
+        A session already active in this process is reused and left running. Otherwise
+        ``cola_core.session.spark_session`` starts one with the connection's master and
+        ``spark.*`` extras, then ``conf``; for a local or standalone master its Python workers
+        run this interpreter, unless ``spark.pyspark.python`` or ``PYSPARK_PYTHON`` says otherwise.
         """
         from pyspark.sql import SparkSession
 
+        from cola_core.session import spark_session
+
         active = SparkSession.getActiveSession()
         if active is not None:
+            # spark_session would return it too, but the connection is not even read then.
             return active, False
         master, settings = self._connection_settings()
         settings.update(self.conf or {})
-        if master.startswith(("local", "spark://")) and "spark.pyspark.python" not in settings:
-            # Python workers would otherwise run whatever python3 is on PATH.
-            settings["spark.pyspark.python"] = sys.executable
-        builder = SparkSession.builder.appName(f"{self.dag_id}-{self.task_id}")
-        builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)
-        for key, value in settings.items():
-            builder = builder.config(key, str(value))
-        return builder.getOrCreate(), True
+        return spark_session(master, settings.items(), app_name=f"{self.dag_id}-{self.task_id}")
 
     def _connection_settings(self) -> tuple[str, dict[str, Any]]:
         """The master URL and the ``spark.*`` settings of ``conn_id`` (``local[*]`` without one)."""
@@ -194,8 +212,8 @@ def cola_check(
     *,
     rules: list[dict[str, Any]] | str,
     conn_id: str | None = None,
-    on_failure: str = "fail",
-    branch: Mapping[str, str | list[str]] | None = None,
+    on_failure: OnFailure = "fail",
+    branch: Mapping[Severity, str | list[str]] | None = None,
     conf: dict[str, Any] | None = None,
     samples: int = 0,
     allow_external_access: bool = False,

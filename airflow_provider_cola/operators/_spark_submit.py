@@ -16,26 +16,16 @@ import sys
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.providers.apache.spark.hooks.spark_submit import DEFAULT_SPARK_BINARY, SparkSubmitHook
 from airflow.sdk.exceptions import AirflowException
-from airflow.sdk.log import mask_secret
 
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
+from cola_core.session import uses_local_python
 
-__all__ = [
-    "ColaSubmitHook",
-    "interpreter_bin_dir",
-    "launcher_environment",
-    "mask_sensitive_settings",
-    "names_a_secret",
-    "refused_message",
-    "secrets_as_text",
-    "sensitive_settings",
-]
+__all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message"]
 
 # Spark's log4j lines at INFO say what Spark did, not what went wrong, and Java stack frames
 # say where; a failure message leaves both out so that the errors themselves fit in its tail.
@@ -43,21 +33,6 @@ _NOISE_LINE = re.compile(
     r"^(\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO |\{\"ts\":.*\"level\":\"INFO\"|\s+at \S+\(.*\)$|\s*\.\.\. \d+ more$)"
 )
 _TAIL_LINES = 30
-# A key names a secret when, read case-insensitively, one of its segments contains one of
-# _SECRET_WORDS, or is one of _SECRET_SEGMENTS, or two segments in a row read "connection
-# string". The segments are the parts between punctuation, each also split at camelCase
-# (so "sasToken" gives "sastoken", "sas" and "token", and "kEy" gives "key"). Examples:
-# spark.myapp.credential, spark.hadoop.fs.s3a.secret.key, fs.s3a.access.key, apiKey,
-# es.net.http.header.Authorization, AZURE_STORAGE_CONNECTION_STRING, connectionString. Short
-# words count only as whole segments, so "monkey", "keyspace" or "author" do not.
-_SECRET_WORDS = (
-    "accesskey", "apikey", "authorization", "bearer", "connectionstring", "cookie", "credential", "hmac", "keyfile",
-    "passphrase", "passwd", "password", "private", "secret", "signature", "token",
-)
-_SECRET_SEGMENTS = frozenset({"key", "pwd", "pw", "pass", "auth", "keytab", "sas", "jwt", "oauth", "creds"})
-_SECRET_PAIRS = frozenset({("connection", "string")})
-_PART = re.compile(r"[A-Za-z0-9]+")
-_CAMEL_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _MASK = "******"
 # cola exits 2 for a usage, source or rule error: the same inputs would be refused again.
 EXIT_REFUSED = 2
@@ -76,12 +51,6 @@ def interpreter_bin_dir(binary: str) -> Path | None:
         return None
     folder = Path(sys.executable).parent
     return folder if (folder / binary).is_file() else None
-
-
-def _uses_local_python(master: str) -> bool:
-    # Local mode and a standalone cluster on this machine run executors from this Python; on
-    # YARN or Kubernetes the executors' Python is the cluster's business.
-    return master.startswith(("local", "spark://"))
 
 
 @contextmanager
@@ -109,7 +78,7 @@ def launcher_environment(
         or "PYSPARK_PYTHON" in (env_vars or {})
         or "spark.pyspark.python" in (conf or {})
     )
-    if not user_set_python and _uses_local_python(master):
+    if not user_set_python and uses_local_python(master):
         changes["PYSPARK_PYTHON"] = sys.executable
     saved = {name: os.environ.get(name) for name in changes}
     os.environ.update(changes)
@@ -121,73 +90,6 @@ def launcher_environment(
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-def _segments(key: Any) -> tuple[list[str], list[str]]:
-    """The lower-cased parts of ``key`` between punctuation, and its words (parts split at camelCase)."""
-    parts = _PART.findall(str(key))
-    words = [word.lower() for part in parts for word in _CAMEL_WORD.findall(part)]
-    return [part.lower() for part in parts], words
-
-
-def names_a_secret(key: Any) -> bool:
-    """Whether a conf, environment or option key names a secret (the rules are above ``_SECRET_WORDS``)."""
-    parts, words = _segments(key)
-    if any(segment in _SECRET_SEGMENTS or any(word in segment for word in _SECRET_WORDS) for segment in parts + words):
-        return True
-    return any(pair in _SECRET_PAIRS for pair in pairwise(words))
-
-
-def _is_secret_value(value: Any) -> bool:
-    # A switch (spark.acls.authorization.enabled: false) is no secret, and masking "false"
-    # would hide that word in every log line.
-    if value is None or isinstance(value, bool):
-        return False
-    return str(value).strip().lower() not in ("", "true", "false")
-
-
-def sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:
-    """The ``key: value`` pairs of ``settings`` whose key names a secret (empty and boolean values left out)."""
-    return {
-        str(key): str(value)
-        for mapping in settings
-        for key, value in (mapping or {}).items()
-        if names_a_secret(key) and _is_secret_value(value)
-    }
-
-
-def secrets_as_text(settings: Mapping[str, Any] | None) -> Any:
-    """``settings`` with every secret-named number turned into its text (a new dict; else as given).
-
-    The masker redacts text only: ``{"spark.myapp.key": 987654321}`` is registered as
-    ``"987654321"`` but an int in the Rendered Template view would show in clear. Spark reads
-    every conf and option value as text, so ``str(value)`` is what it gets either way.
-    """
-    if not isinstance(settings, Mapping) or not any(
-        names_a_secret(key) and _is_number(value) for key, value in settings.items()
-    ):
-        return settings
-    return {key: str(value) if names_a_secret(key) and _is_number(value) else value for key, value in settings.items()}
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def mask_sensitive_settings(*settings: Mapping[str, Any] | None) -> dict[str, str]:
-    """Register with Airflow's secrets masker every value whose key names a secret.
-
-    Spark conf such as ``spark.hadoop.fs.s3a.secret.key`` and reader options such as
-    ``password`` may be echoed by Spark in its log, and are shown in the Rendered Template
-    view; masked, they show as ``***`` in both.
-
-    Returns:
-        the pairs that were registered, for :class:`ColaSubmitHook`'s ``secrets``.
-    """
-    found = sensitive_settings(*settings)
-    for value in found.values():
-        mask_secret(value)
-    return found
 
 
 def refused_message(message: str) -> str:
@@ -206,7 +108,7 @@ class ColaSubmitHook(SparkSubmitHook):
         """Take ``SparkSubmitHook``'s arguments, and ``secrets``: ``key: value`` pairs to mask.
 
         The hook masks only keys holding ``secret`` or ``password`` in the command it logs;
-        every pair in ``secrets`` (see :func:`sensitive_settings`) is masked there too.
+        every pair in ``secrets`` (see ``airflow_provider_cola._secrets.sensitive_settings``) is masked there too.
         """
         super().__init__(*args, **kwargs)
         self._cola_log: deque[str] = deque(maxlen=400)
@@ -218,6 +120,15 @@ class ColaSubmitHook(SparkSubmitHook):
         for key, value in sorted(self._cola_secrets.items(), key=lambda pair: -len(pair[1])):
             masked = masked.replace(f"{key}={value}", f"{key}={_MASK}")
         return masked
+
+    @property
+    def binary(self) -> str:
+        """The spark-submit the hook runs: ``spark_binary``, else the connection's ``spark-binary``.
+
+        ``spark_binary`` itself stays ``None`` when the connection cannot be read; the hook then
+        runs ``spark-submit``, and so this says.
+        """
+        return str(self._connection["spark_binary"] or DEFAULT_SPARK_BINARY)
 
     @property
     def master(self) -> str:
@@ -264,7 +175,7 @@ class ColaSubmitHook(SparkSubmitHook):
             return super().submit(application, **kwargs)
         except FileNotFoundError as error:
             raise ColaJobError(
-                f"{self.spark_binary} was not found: put Spark's bin/ on PATH, install pyspark next to "
+                f"{self.binary} was not found: put Spark's bin/ on PATH, install pyspark next to "
                 f"this Python ({sys.executable}), or set spark-binary on the connection"
             ) from error
         except AirflowException as error:

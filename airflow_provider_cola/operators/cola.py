@@ -1,8 +1,10 @@
 """``ColaCheckOperator`` and ``ColaSplitOperator``: the Cola job submitted with ``SparkSubmitHook``.
 
-Both validate the rules and the source in the worker, submit ``cola_core``'s job entry point
-with ``cola_core`` shipped as a ``--py-files`` zip, read the results file back, push it to
-XCom, and then branch on the worst severity or apply ``on_failure``.
+Both validate the rules and the source in the worker, describe the job as one
+``cola_core.job.JobSpec`` (:meth:`ColaCheckOperator._job_spec`), submit ``cola_core``'s job
+entry point with that job's command line and ``cola_core`` shipped as a ``--py-files`` zip,
+read the results file back, push it to XCom, and then branch on the worst severity or apply
+``on_failure``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola._outcome import (
+    OnFailure,
     checked_branch,
     checked_on_failure,
     checked_samples,
@@ -24,28 +27,24 @@ from airflow_provider_cola._outcome import (
 )
 from airflow_provider_cola._rules import (
     checked_local_path,
+    checked_output,
     checked_source,
     dag_folder,
     load_rules,
 )
+from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
-from airflow_provider_cola.operators._argv import (
-    job_arguments,
-    report_arguments,
-    rules_file,
-    split_output_arguments,
-)
+from airflow_provider_cola.operators._argv import rules_file
 from airflow_provider_cola.operators._results import ResultsFile
-from airflow_provider_cola.operators._spark_submit import (
-    ColaSubmitHook,
-    launcher_environment,
-    mask_sensitive_settings,
-    refused_message,
-    secrets_as_text,
-)
+from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, launcher_environment, refused_message
+from cola_core.errors import ColaError
+from cola_core.job import Command, JobSpec
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from cola_core.result import Severity
+    from cola_core.specs import SourceSpec
 
 __all__ = ["ColaCheckOperator", "ColaSplitOperator"]
 
@@ -124,7 +123,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
     # Tells the scheduler that this task may skip its downstream tasks (as branch operators do).
     inherits_from_skipmixin = True
 
-    command: ClassVar[str] = "check"
+    command: ClassVar[Command] = "check"
 
     def __init__(
         self,
@@ -132,8 +131,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         rules: list[dict[str, Any]] | str,
         source: dict[str, Any],
         conn_id: str = "spark_default",
-        on_failure: str = "fail",
-        branch: Mapping[str, str | list[str]] | None = None,
+        on_failure: OnFailure = "fail",
+        branch: Mapping[Severity, str | list[str]] | None = None,
         report: dict[str, Any] | str | None = None,
         pipeline: str | None = None,
         results_uri: str | None = None,
@@ -232,7 +231,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             allow_external_access=self.allow_external_access,
         )
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
-        outputs = self._output_arguments()
+        outputs = self._job_outputs()
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and not self.results_uri:
             raise ColaConfigError(
@@ -244,17 +243,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
             results = ResultsFile(workdir, self.results_uri)
             rules, shipped = rules_file(block, Path(workdir), deploy_mode)
-            arguments = job_arguments(
-                self.command,
-                rules=rules,
-                source=source,
-                results=results.target,
-                pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
-                samples=self.samples,
-                outputs=outputs,
-                allow_external_access=self.allow_external_access,
-            )
-            self._hook = self._make_hook(arguments, shipped, secrets)
+            job = self._job_spec(rules, source, results.target, outputs)
+            self._hook = self._make_hook(job.to_argv(), shipped, secrets)
             # The local master reads this machine's files: a missing one fails before any JVM.
             checked_local_path(source, self._hook.master)
             self._submit(self._hook, results)
@@ -264,7 +254,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
     def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
-        with launcher_environment(hook.spark_binary, hook.master, self.env_vars, self.conf) as changes:
+        with launcher_environment(hook.binary, hook.master, self.env_vars, self.conf) as changes:
             if changes:
                 self.log.info("spark-submit runs with %s", changes)
             try:
@@ -284,8 +274,45 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         if self._hook is not None:
             self._hook.on_kill()
 
-    def _output_arguments(self) -> list[str]:
-        return report_arguments(self.report)
+    def _job_spec(self, rules: str, source: SourceSpec, results: str, outputs: Mapping[str, Any]) -> JobSpec:
+        """The job this task submits: every operator argument that reaches the engine goes here.
+
+        Args:
+            rules: the ``--rules`` path the driver reads (see ``rules_file``).
+            source: the source, validated (``checked_source``).
+            results: where the job writes its results file.
+            outputs: the job's outputs, validated (:meth:`_job_outputs`).
+
+        Raises:
+            ColaConfigError: the engine refuses the job as specified.
+        """
+        try:
+            return JobSpec(
+                command=self.command,
+                rules=rules,
+                source=source,
+                results=results,
+                pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
+                samples=self.samples,
+                allow_external_access=self.allow_external_access,
+                # Exit 0 once the results file is written, even when checks failed: the hook
+                # treats any non-zero exit as a crash, and the decision is made from the file.
+                fail_exit_code=0,
+                **outputs,
+            )
+        except ColaError as error:
+            raise ColaConfigError(f"invalid Cola job: {error}") from error
+
+    def _job_outputs(self) -> dict[str, Any]:
+        """The ``JobSpec`` fields of what the job writes besides its results, each output checked.
+
+        Checked before anything else is resolved (the deploy mode, the results file), so a
+        malformed output is the error reported.
+
+        Raises:
+            ColaConfigError: an output config is malformed.
+        """
+        return {"report": None if self.report is None else checked_output(self.report, "report")}
 
     def _resolved_deploy_mode(self) -> str:
         # Resolved as the hook does (argument, then the connection's extra), before the hook
@@ -350,7 +377,7 @@ class ColaSplitOperator(ColaCheckOperator):
     """
 
     template_fields: Sequence[str] = (*ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate")
-    command: ClassVar[str] = "split"
+    command: ClassVar[Command] = "split"
 
     def __init__(
         self,
@@ -367,10 +394,14 @@ class ColaSplitOperator(ColaCheckOperator):
         self.annotate = annotate
         self.quarantine_key = quarantine_key
 
-    def _output_arguments(self) -> list[str]:
-        return super()._output_arguments() + split_output_arguments(
-            self.valid_output, self.invalid_output, self.annotate, self.quarantine_key
-        )
+    def _job_outputs(self) -> dict[str, Any]:
+        return {
+            **super()._job_outputs(),
+            "valid_output": checked_output(self.valid_output, "valid_output"),
+            "invalid_output": checked_output(self.invalid_output, "invalid_output"),
+            "annotate": self.annotate or None,
+            "quarantine_key": tuple(self.quarantine_key or ()),
+        }
 
 
 def _py_files_zip() -> Path:

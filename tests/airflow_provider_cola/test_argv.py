@@ -1,4 +1,8 @@
-"""The job's command line, built from validated rules, sources and outputs."""
+"""The job's command line: the ``JobSpec`` an operator builds from its arguments, as argv.
+
+The operators hand ``JobSpec.to_argv()`` of the job ``_job_spec`` builds to spark-submit;
+these tests build it the same way, from the operator's arguments.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +12,39 @@ import pytest
 
 from airflow_provider_cola._rules import RuleBlock, checked_source
 from airflow_provider_cola.errors import ColaConfigError
-from airflow_provider_cola.operators._argv import (
-    job_arguments,
-    report_arguments,
-    rules_file,
-    split_output_arguments,
-)
+from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
+from airflow_provider_cola.operators._argv import rules_file
 
 pytestmark = pytest.mark.airflow
 
 
+def job_argv(operator: ColaCheckOperator) -> list[str]:
+    """The application arguments ``operator.execute`` would submit, rules and results given."""
+    source = checked_source(operator.source, allow_external_access=operator.allow_external_access)
+    return operator._job_spec("/r/rules.json", source, "/t/results.json", operator._job_outputs()).to_argv()
+
+
 def arguments(source: dict, **overrides) -> list[str]:
-    values = {
-        "rules": "/r/rules.json", "source": checked_source(source), "results": "/t/results.json",
-        "pipeline": "dag.task", "samples": 3, "outputs": [], "allow_external_access": False,
-    }
-    return job_arguments("check", **{**values, **overrides})
+    values = {"rules": [], "source": source, "pipeline": "dag.task", "samples": 3, **overrides}
+    return job_argv(ColaCheckOperator(task_id="task", **values))
+
+
+def output_arguments(operator: ColaCheckOperator) -> list[str]:
+    """What the operator's outputs add to the job's argv: everything between ``--samples N`` and
+    ``--fail-exit-code`` (``allow_external_access`` is off)."""
+    argv = job_argv(operator)
+    return argv[argv.index("--samples") + 2:argv.index("--fail-exit-code")]
+
+
+def report_arguments(report) -> list[str]:
+    return output_arguments(ColaCheckOperator(task_id="task", rules=[], source={"table": "db.t"}, report=report))
+
+
+def split_output_arguments(valid_output, invalid_output, annotate, quarantine_key) -> list[str]:
+    return output_arguments(ColaSplitOperator(
+        task_id="task", rules=[], source={"table": "db.t"}, valid_output=valid_output,
+        invalid_output=invalid_output, annotate=annotate, quarantine_key=quarantine_key,
+    ))
 
 
 def test_a_path_source_gives_input_format_and_options():
@@ -35,7 +56,7 @@ def test_a_path_source_gives_input_format_and_options():
 
 
 def test_table_and_query_sources_with_outputs_and_the_switch():
-    assert arguments({"table": "db.orders"}, outputs=["--report", "/rep"], allow_external_access=True) == [
+    assert arguments({"table": "db.orders"}, report="/rep", allow_external_access=True) == [
         "check", "--rules", "/r/rules.json", "--table", "db.orders",
         "--results", "/t/results.json", "--pipeline", "dag.task", "--samples", "3",
         "--report", "/rep", "--allow-external-access", "--fail-exit-code", "0",

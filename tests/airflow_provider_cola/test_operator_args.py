@@ -265,7 +265,7 @@ def test_local_source_paths_are_checked_on_a_local_master(tmp_path):
 
 
 class _FailingHook:
-    spark_binary = "spark-submit"
+    binary = "spark-submit"
     master = "yarn"
 
     def submit(self, application):
