@@ -33,7 +33,6 @@ from cola_testenv import (
     unactivated_path,
 )
 
-
 HERE = Path(__file__).resolve().parent
 
 
@@ -96,8 +95,8 @@ def run_dag(airflow_home, capfd, monkeypatch):
     from airflow.dag_processing.dagbag import DagBag
     from airflow.models.renderedtifields import RenderedTaskInstanceFields
     from airflow.models.xcom import XComModel
-    from sqlalchemy import select
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     monkeypatch.setenv("PATH", unactivated_path())
     monkeypatch.setenv("SPARK_SUBMIT_OPTS", FAST_JVM)

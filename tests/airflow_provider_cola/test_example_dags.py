@@ -35,8 +35,8 @@ def test_check_and_branch_follows_the_worst_severity(run_dag, day, expected_summ
     assert outcome.state == "success"
     assert outcome.states == {
         "check_orders": "success",
-        **{task_id: "success" for task_id in ran},
-        **{task_id: "skipped" for task_id in skipped},
+        **dict.fromkeys(ran, "success"),
+        **dict.fromkeys(skipped, "skipped"),
     }
     assert outcome.xcom["check_orders"] == expected_summary
     branch = {"2024-01-01": "['load']", "2024-01-02": "['load', 'notify']", "2024-01-03": "['quarantine']"}[day]
