@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from cola_core import CheckResult, Cola, ColaRuleError
+from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaError, ColaRuleError, RuleOptions
+from cola_core.checks import BUILTIN_CHECKS
+from cola_core.specs import SourceSpec
 
-from cola_helpers import codes_of, run_all
+from cola_helpers import codes_of, fk, run_all
+
+ROW, AGGREGATE, SELF_RUNNING = Capability.ROW, Capability.AGGREGATE, Capability.SELF_RUNNING
 
 
 # -- where: the rule sees only the rows in its scope ------------------------------------------
@@ -119,4 +123,164 @@ def test_tolerance_is_a_share_of_the_rows_in_scope(order_lines):
 def test_dimension_is_carried_into_the_result(order_lines):
     (result,) = run_all(order_lines, {"type": "not_null", "columns": ["id"], "dimension": "Completeness"})
     assert (result.dimension, result.to_dict()["dimension"]) == ("Completeness", "Completeness")
+
+
+# -- capabilities: stated by every built-in, derived for a custom check that states none -------
+
+CAPABILITIES = {
+    "not_null": {ROW, AGGREGATE},
+    "unique": {ROW, AGGREGATE},
+    "range": {ROW},
+    "regex": {ROW},
+    "schema": {SELF_RUNNING},
+    "sql": {SELF_RUNNING},
+    "expression": {ROW},
+    "castable": {ROW},
+    "values_present": {AGGREGATE},
+    "foreign_key": {ROW},
+    "reconcile": {AGGREGATE},
+    "row_count": {AGGREGATE},
+    "distinct_count": {AGGREGATE},
+    "duplicate_count": {AGGREGATE},
+    "duplicate_percent": {AGGREGATE},
+    "missing_count": {ROW, AGGREGATE},
+    "missing_percent": {ROW, AGGREGATE},
+    "invalid_count": {ROW, AGGREGATE},
+    "invalid_percent": {ROW, AGGREGATE},
+    "min": {AGGREGATE},
+    "max": {AGGREGATE},
+    "avg": {AGGREGATE},
+    "mean": {AGGREGATE},
+    "sum": {AGGREGATE},
+    "stddev": {AGGREGATE},
+    "freshness": {AGGREGATE},
+}
+
+
+def test_every_built_in_check_states_its_capabilities():
+    assert {name: set(cls.capabilities) for name, cls in BUILTIN_CHECKS.items()} == CAPABILITIES
+    # Each built-in states its own: none is derived from the methods it defines.
+    assert not [cls for cls in BUILTIN_CHECKS.values() if "_capabilities_derived" in vars(cls)]
+    assert BaseCheck.capabilities == frozenset()
+
+
+class _ViolationOnly(BaseCheck):
+    def violation(self, df):
+        raise NotImplementedError
+
+
+class _RunAndViolation(BaseCheck):
+    def run(self, df):
+        raise NotImplementedError
+
+    def violation(self, df):
+        raise NotImplementedError
+
+
+class _Aggregating(BaseCheck):
+    def aggregations(self, df):
+        return []
+
+    def from_aggregations(self, values):
+        return CheckResult("aggregating", True)
+
+
+class _AggregationsAlone(BaseCheck):
+    def aggregations(self, df):  # without from_aggregations it cannot read its slice back
+        return []
+
+
+class _Stated(BaseCheck):
+    capabilities = frozenset({SELF_RUNNING})
+
+    def violation(self, df):  # stated capabilities win over what the class defines
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize(
+    ("cls", "capabilities", "row_level", "counts_offending", "runs_alone"),
+    [
+        (_ViolationOnly, {ROW}, True, True, False),
+        (_RunAndViolation, {ROW, SELF_RUNNING}, True, False, True),
+        (_Aggregating, {AGGREGATE}, False, False, False),
+        (_AggregationsAlone, set(), False, False, True),
+        (_Stated, {SELF_RUNNING}, False, False, True),
+    ],
+)
+def test_a_custom_check_that_states_no_capabilities_gets_them_from_its_methods(
+    cls, capabilities, row_level, counts_offending, runs_alone
+):
+    check = cls({"column": "a"})
+    assert set(cls.capabilities) == capabilities
+    assert (check.is_row_level, check.counts_offending, check.runs_alone) == (row_level, counts_offending, runs_alone)
+
+
+def test_a_subclass_of_a_derived_check_derives_again():
+    class WithRun(_ViolationOnly):
+        def run(self, df):
+            raise NotImplementedError
+
+    assert set(WithRun.capabilities) == {ROW, SELF_RUNNING}
+
+
+# -- a check is built once and never changes ----------------------------------------------------
+
+
+def test_a_parsed_check_cannot_be_changed():
+    (check,) = Cola().parse([{"type": "not_null", "columns": ["id"], "severity": "warn"}])
+    for name, value in (("code", "OTHER"), ("params", {}), ("options", RuleOptions()), ("anything", 1)):
+        with pytest.raises(AttributeError) as raised:
+            setattr(check, name, value)
+        assert str(raised.value) == (
+            f"a check is built once and never changes; cannot set {name!r} on <NotNullCheck not_null(id)>"
+        )
+    assert (check.code, check.severity_level, dict(check.params)) == ("not_null(id)", "warn", {"columns": ["id"]})
+
+
+def test_a_checks_params_are_read_only():
+    (check,) = Cola().parse([{"type": "range", "column": "amount", "min": 0}])
+    with pytest.raises(TypeError) as raised:
+        check.params["min"] = -1  # type: ignore[index]
+    assert str(raised.value) == "'mappingproxy' object does not support item assignment"
+    assert dict(check.params) == {"column": "amount", "min": 0}
+
+
+def test_a_custom_check_is_frozen_once_its_own_init_returns():
+    class Configured(_ViolationOnly):
+        def __init__(self, params=None, **kwargs):
+            super().__init__(params, **kwargs)
+            self.limit = 5  # still building: allowed
+
+    check = Configured({"column": "a"})
+    with pytest.raises(AttributeError) as raised:
+        check.limit = 6
+    assert str(raised.value) == "a check is built once and never changes; cannot set 'limit' on <Configured Configured(a)>"
+    assert check.limit == 5
+
+
+# -- references and bound copies ---------------------------------------------------------------
+
+
+def test_with_inputs_returns_a_bound_copy_and_leaves_the_original_unbound():
+    (check,) = Cola().parse([fk()])
+    assert check.references() == {"reference": SourceSpec(table="ref_customers")}
+    reference = object()  # the planner hands over a DataFrame; the check only keeps it
+    bound = check.with_inputs({"reference": reference})
+    assert bound is not check and type(bound) is type(check)
+    assert (bound.is_bound, check.is_bound) == (True, False)
+    assert bound.input("reference") is reference
+    assert (bound.code, bound.options, dict(bound.params)) == (check.code, check.options, dict(check.params))
+    with pytest.raises(AttributeError):
+        bound.code = "other"
+
+
+def test_input_on_an_unbound_check_names_the_reference():
+    (check,) = Cola().parse([fk()])
+    with pytest.raises(ColaError) as raised:
+        check.input("reference")
+    assert str(raised.value) == (
+        "<ForeignKeyCheck foreign_key(customer_id)> reads the reference 'reference', which the planner has not "
+        "read; run the check through Cola().run or cola_core.planner"
+    )
+    assert _ViolationOnly().is_bound is True  # a check without references needs nothing
 
