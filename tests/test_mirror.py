@@ -1,0 +1,89 @@
+"""Tests mirror the source tree (issue 11): every ``cola_core`` module has its test module.
+
+``cola_core/<module>.py`` is tested in ``tests/cola_core/test_<module>.py`` and
+``cola_core/checks/<family>.py`` in ``tests/cola_core/test_checks_<family>.py`` (a private
+module's leading underscore dropped: ``_values`` -> ``test_values``). Helpers two test modules
+would share live in ``tests/cola_helpers.py``; fixtures in ``tests/conftest.py``.
+
+Cross-cutting suites test a promise of the whole engine rather than one module, and keep
+their own names:
+
+- ``tests/cola_core/test_fuzz_rules.py``: hostile rule blocks (hypothesis) give a ColaRuleError
+  or results, never anything else;
+- ``tests/cola_core/test_hostile_data.py``: bad data (impossible dates, line terminators, huge
+  numbers) is measured, never a crash;
+- ``tests/cola_core/test_independence.py``: cola_core needs only pyspark and the standard library;
+- ``tests/cola_core/test_column_names.py``: every rule type on names with dots, spaces, backticks;
+- ``tests/cola_core/test_custom_checks.py``: custom checks written as the seeds document them,
+  through registry, planner and split together;
+- ``tests/test_peer_parity.py``: the same answers as the hand-written peers' checks;
+- ``tests/test_run_batch_spark.py``: a whole batch, each rule alone and in one block;
+- ``tests/test_docs_examples.py``, ``tests/test_import_cycles.py``, ``tests/test_environment.py``:
+  the docs' examples, the layer contract, the environment.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "cola_core"
+TESTS = ROOT / "tests" / "cola_core"
+
+# Modules tested through another module's tests, and why. Keep this short: a module that can
+# be tested on its own gets its own test module instead.
+EXEMPT = {
+    # Package __init__s only re-export.
+    "cola_core": "its names are the public API, which test_public_api.py checks exactly",
+    "cola_core.checks": "the built-in table; test_checks_base.py checks every entry's capabilities, "
+                        "test_registry.py the registry it seeds",
+    # Entry points that only call into a tested module.
+    "cola_core.__main__": "`python -m cola_core` calls cli.main; test_cli.py runs the command that way",
+    "cola_core._job_entry": "the spark-submit entry script; test_shipping.py runs it from the zip",
+    "cola_core._version": "one constant; test_cli.py checks that `cola --version` prints it",
+    # Private parts reached only through the public module built on them.
+    "cola_core._sqllex": "the SQL lexer of sqlguard; test_sqlguard.py drives it with a lexer corpus",
+    "cola_core.checks._backtracking": "the regex backtracking analysis behind compile_pattern; "
+                                      "test_checks_regex.py refuses each catastrophic shape",
+    "cola_core._columns": "column resolution; test_column_names.py runs every rule type on hostile names",
+    "cola_core._spark_errors": "reads exceptions only a live JVM raises; test_storage.py, test_cli.py and "
+                               "test_hostile_data.py assert the messages of real failures it classifies",
+}
+
+
+def modules() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+def mirror_of(module: str) -> Path:
+    """``cola_core.checks._regex`` -> ``tests/cola_core/test_checks_regex.py``."""
+    parts = [part.lstrip("_") for part in module.split(".")[1:]]
+    return TESTS / f"test_{'_'.join(parts)}.py"
+
+
+def test_every_module_has_its_test_module():
+    missing = [module for module in modules() if module not in EXEMPT and not mirror_of(module).is_file()]
+    assert missing == []
+
+
+def test_every_exemption_is_still_needed_and_names_tests_that_exist():
+    assert [module for module in EXEMPT if module not in modules()] == []
+    assert [module for module in EXEMPT if module != "cola_core" and mirror_of(module).is_file()] == []
+    named = {name for reason in EXEMPT.values() for name in re.findall(r"test_\w+\.py", reason)}
+    assert sorted(name for name in named if not (TESTS / name).is_file()) == []
+
+
+CROSS_CUTTING = {"test_fuzz_rules", "test_hostile_data", "test_independence", "test_column_names", "test_custom_checks"}
+
+
+def test_every_engine_test_module_mirrors_a_module_or_is_a_listed_suite():
+    mirrors = {mirror_of(module).stem for module in modules() if module not in EXEMPT}
+    strays = sorted(path.stem for path in TESTS.glob("test_*.py") if path.stem not in mirrors | CROSS_CUTTING)
+    # test_public_api tests the package __init__ (exempt above under its own name).
+    assert strays == ["test_public_api"]
+    assert all(f"tests/cola_core/{name}.py" in __doc__ for name in CROSS_CUTTING)
