@@ -12,12 +12,14 @@ changes it), 2 for a usage, rules, source or output error (the message only, no 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
@@ -74,10 +76,9 @@ def _refuse(args: argparse.Namespace, message: str) -> int:
     and a refused run must not be retried like a crash."""
     _say_error(message)
     if args.results:
-        try:
+        # If the results path itself is the problem, the message above says so.
+        with contextlib.suppress(ColaError):
             _write_results(_local_results_path(args.results), refusal_results(message))
-        except ColaError:
-            pass  # the results path itself is the problem, and the message above says so
     return EXIT_ERROR
 
 

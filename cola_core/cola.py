@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ContextManager, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
+from cola_core.job import checked_samples
 from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
-from cola_core.job import checked_samples
 from cola_core.samples import attach_samples
 from cola_core.split import ColaSplit, split_block
 from cola_core.sqlguard import allowing_outside_access
@@ -73,7 +75,7 @@ class Cola:
         with self.sql_scope():
             return parse_rules(rules, self._registry)
 
-    def sql_scope(self) -> ContextManager[None]:
+    def sql_scope(self) -> AbstractContextManager[None]:
         """The context in which this engine's SQL checks run (see ``allow_external_access``);
         callers that read sources for it (the CLI, references) check their queries inside it."""
         return allowing_outside_access(self.allow_external_access)
@@ -92,7 +94,8 @@ class Cola:
             checks = self._checks(rules)
             results = run_block(df, checks, self.distinct_strategy)
             # A failing rule's own output (a sql rule's failed rows) is written once it has run.
-            for check, result in zip(checks, results):
+            # run_block returns one result per check, in order: the lengths are equal.
+            for check, result in zip(checks, results, strict=True):
                 output = check.failed_rows_output
                 if output is not None and result.failed_rows is not None and not result.passed:
                     write_output(result.failed_rows, output)

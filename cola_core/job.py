@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, cast
+from typing import Any, Literal, cast
 
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
@@ -180,9 +181,7 @@ class JobSpec:
         data: dict[str, Any] = {}
         for spec_field in dataclasses.fields(self):
             value = getattr(self, spec_field.name)
-            if isinstance(value, SourceSpec):
-                value = value.to_config()
-            elif isinstance(value, OutputSpec):
+            if isinstance(value, (SourceSpec, OutputSpec)):
                 value = value.to_config()
             elif isinstance(value, tuple):
                 value = [list(item) if isinstance(item, tuple) else item for item in value]

@@ -7,7 +7,8 @@ result. Shared by every rule with ``must_be`` (metrics, ``row_count``, ``reconci
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from cola_core._format import format_number
 from cola_core.result import CheckResult
@@ -52,7 +53,8 @@ def judge_metric(
         return CheckResult(check.rule_type, False, message, 1, None)
     shown = format_number(value)
     if not threshold_of(must_be).accepts(value):
-        return CheckResult(check.rule_type, False, f"{label} = {shown} violates must_be ({must_be})", failed_count, value)
+        message = f"{label} = {shown} violates must_be ({must_be})"
+        return CheckResult(check.rule_type, False, message, failed_count, value)
     warn = check.params.get("warn")
     if warn is not None and not threshold_of(warn).accepts(value):
         return CheckResult(check.rule_type, True, f"{label} = {shown} violates warn ({warn})", 0, value, "warn")

@@ -12,8 +12,9 @@ unknown keys (listing the valid ones), missing required keys and values of the w
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from cola_core._values import is_finite_number
 
@@ -85,7 +86,9 @@ STRING = Kind("a non-empty string", _is_nonempty_string)
 STRING_LIST = Kind("a non-empty list of column names", _is_string_list)
 NUMBER = Kind("a number", _is_long, LONG_RANGE)
 WHOLE = Kind(
-    "a whole number >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= LONG_RANGE[1], LONG_RANGE
+    "a whole number >= 0",
+    lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= LONG_RANGE[1],
+    LONG_RANGE,
 )
 # Range bounds may be numbers, or dates/timestamps written as ISO strings.
 ORDERED = Kind(
@@ -97,7 +100,11 @@ BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 MAPPING = Kind("an object", lambda v: isinstance(v, dict))
 STRING_MAP = Kind(
     "an object of column name to type name",
-    lambda v: isinstance(v, dict) and len(v) > 0 and all(_is_nonempty_string(k) and _is_nonempty_string(t) for k, t in v.items()),
+    lambda v: (
+        isinstance(v, dict)
+        and len(v) > 0
+        and all(_is_nonempty_string(k) and _is_nonempty_string(t) for k, t in v.items())
+    ),
 )
 SCALAR_LIST = Kind(
     "a non-empty list of values",

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Mapping
 from importlib import metadata
-from typing import Callable, Mapping, TypeVar
+from typing import TypeVar
 
 from cola_core.checks import BUILTIN_CHECKS, BaseCheck
 from cola_core.errors import ColaError

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from cola_core._structure import check_structure
 from cola_core.checks import METRIC_TYPES, BaseCheck, RuleOptions

@@ -8,8 +8,9 @@ The command line, the operators' Spark job and the decorator all go through
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck
 from cola_core.cola import Cola

@@ -12,7 +12,8 @@ import dataclasses
 import json
 import re
 import uuid
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import quote
 from cola_core._format import _json_key, json_safe
@@ -171,9 +172,10 @@ def attach_samples(
     A rule Spark could not evaluate on the data fails the samples job too; then each rule's
     samples are collected alone, and that rule gets none (its message already says why).
     """
+    # results are run_block's for these checks, one per check in order: the lengths are equal.
     failing = [
         index
-        for index, (check, result) in enumerate(zip(checks, results))
+        for index, (check, result) in enumerate(zip(checks, results, strict=True))
         if samples and check.is_row_level and result.severity != "pass"
     ]
     if not failing:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -67,7 +68,12 @@ def spark_session(
     settings = dict(conf)
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     builder = SparkSession.builder
-    if master is None and not launched_by_spark_submit and not connect_mode() and not master_configured(settings.items()):
+    if (
+        master is None
+        and not launched_by_spark_submit
+        and not connect_mode()
+        and not master_configured(settings.items())
+    ):
         master = "local[*]"
     if master is not None:
         builder = builder.remote(master) if master.startswith("sc://") else builder.master(master)

@@ -12,7 +12,8 @@ a second column, ``<annotate>_warnings``, on both outputs.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from cola_core._columns import quote
 from cola_core._format import render_code
@@ -69,7 +70,9 @@ def _check_names(
             raise ColaError(f"quarantine_key must be a non-empty list of column names, got {quarantine_key!r}")
         missing = [c for c in quarantine_key if c.lower() not in existing]
         if missing:
-            raise ColaError(f"quarantine_key column {missing[0]!r} does not exist; the DataFrame has {', '.join(df.columns)}")
+            raise ColaError(
+                f"quarantine_key column {missing[0]!r} does not exist; the DataFrame has {', '.join(df.columns)}"
+            )
 
 
 def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import condition_of, first_line
 from cola_core.errors import ColaOutputError, ColaSourceError
@@ -44,7 +45,8 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
             return spark.read.format(spec.format).options(**spec.options).load(spec.path)
         if spec.table is not None:
             return spark.read.table(spec.table)
-        return spark.sql(spec.query)
+        if spec.query is not None:
+            return spark.sql(spec.query)
     except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
         condition = condition_of(error)
         if condition == "PATH_NOT_FOUND":
@@ -57,6 +59,8 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
         if condition is not None:
             raise ColaSourceError(f"cannot read the {spec.describe()}: {first_line(error)}") from error
         raise
+    # parse_source gives one of the three, but a SourceSpec built by hand may have none.
+    raise ColaSourceError("a source needs exactly one of 'path', 'table' or 'query', but has none of them")
 
 
 def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) -> None:
@@ -75,8 +79,10 @@ def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) ->
     try:
         if spec.path is not None:
             writer.save(spec.path)
-        else:
+        elif spec.table is not None:
             writer.saveAsTable(spec.table)
+        else:
+            raise _no_output_target()  # not a Spark error: the handler below passes it on
     except Exception as error:
         condition = condition_of(error)
         if condition in ("PATH_ALREADY_EXISTS", "TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
@@ -129,9 +135,16 @@ def ensure_writable(spark: SparkSession, config: Mapping[str, Any] | str | Outpu
         if spark.catalog.tableExists(spec.table):
             raise _exists_error(spec)
         return
+    if spec.path is None:
+        raise _no_output_target()
     local = local_path(spark, spec.path)
     if local is not None and os.path.exists(local):
         raise _exists_error(spec)
+
+
+def _no_output_target() -> ColaOutputError:
+    # parse_output gives a path or a table, but an OutputSpec built by hand may have neither.
+    return ColaOutputError("an output needs exactly one of 'path' or 'table', but has none of them")
 
 
 def _exists_error(spec: OutputSpec) -> ColaOutputError:

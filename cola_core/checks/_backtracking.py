@@ -35,10 +35,12 @@ from __future__ import annotations
 import re
 import sys
 import warnings
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 if sys.version_info >= (3, 11):
-    from re import _constants as _c, _parser as _sre_parse
+    from re import _constants as _c
+    from re import _parser as _sre_parse
 else:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _sre_parse
@@ -118,7 +120,7 @@ class _Analysis:
         if op in _SEALED:
             return None
         if op in _REPEATS:
-            low, high, body = av
+            _low, high, body = av
             # Rounds of one length cannot be regrouped; nor can rounds that start and end
             # with different characters, such as (\d+-)+.
             lengths = body.getwidth()
@@ -154,6 +156,8 @@ def _variable(op: Any, av: Any, unbounded_only: bool) -> bool:
     """A backtracking repeat that can take several lengths (unbounded ones only, if asked)."""
     if op not in _REPEATS:
         return False
+    low: int  # a repeat's argument is (min, max, body), with the bounds as ints
+    high: int
     low, high, _ = av
     if unbounded_only:
         return high == _c.MAXREPEAT or high - low > _LARGE

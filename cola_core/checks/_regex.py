@@ -170,7 +170,8 @@ def _pythonise(pattern: str) -> tuple[str, list[int]]:
 
 
 def _refusal(key: str, reason: str, pattern: str, position: int) -> ColaRuleError:
-    return ColaRuleError(f"'{key}' is not a valid regex ({reason} at position {position})\n    {pattern}\n    {' ' * position}^")
+    return ColaRuleError(f"'{key}' is not a valid regex ({reason} at position {position})\n"
+                         f"    {pattern}\n    {' ' * position}^")
 
 
 def compile_pattern(pattern: str, key: str = "pattern") -> None:
@@ -233,8 +234,7 @@ def _compile_in_java(pattern: str, key: str) -> None:
     except Exception as error:
         java = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
         try:
-            is_syntax = java is not None and java.getClass().getName() == "java.util.regex.PatternSyntaxException"
-            if not is_syntax:
+            if java is None or java.getClass().getName() != "java.util.regex.PatternSyntaxException":
                 return  # the JVM could not be asked (a closed gateway, ...); Spark will tell
             description, index = java.getDescription(), int(java.getIndex())
         except Exception:
