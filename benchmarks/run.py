@@ -20,12 +20,14 @@ through Py4J) is a large share of a run, and the JVM's CPU does not see it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import functools
 import gc
 import os
 import random
 import statistics
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -128,31 +130,34 @@ def verify(spark: SparkSession, df: DataFrame, plans: list[Variant]) -> None:
             assert_same_numbers(spec, reference, measures, label, freshness_slack=time.time() - started + 1)
 
 
-def count_calls(df: DataFrame, plans: list[Variant]) -> None:
-    """The Py4J round trips of one (warm) run of each plan, from the driver's thread."""
-    for variant in plans:
-        with count_py4j_calls() as calls:
-            variant.plan(df)
-        variant.py4j_calls = calls.total
-
-
-def time_rounds(df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock, seed: int) -> None:
+def time_rounds(
+    df: DataFrame, plans: list[Variant], rounds: int, clock: JvmClock, seed: int, count_calls: bool = False
+) -> None:
     """Each round runs every plan once, in a fresh seeded order.
 
     A fixed rotation would always run a plan right after the same neighbour (the 17-job
     plan, say) and make it pay for that neighbour's garbage; a new order each round does not.
     The JVM is deliberately not asked for a full GC between runs: measured here, a run right
     after ``System.gc()`` took about 0.25 s longer at 2M rows, which distorts instead of levelling.
+
+    With ``count_calls``, the last round also counts each plan's Py4J round trips (a warm run;
+    the counter costs about a microsecond per call, so this is done in the warm-up).
     """
     order = random.Random(seed)
-    for _ in range(rounds):
+    for number in range(rounds):
+        started = time.perf_counter()
         for variant in order.sample(plans, len(plans)):
             gc.collect()  # Python's garbage only; see above for the JVM's
+            counting = count_py4j_calls() if count_calls and number == rounds - 1 else contextlib.nullcontext()
             cpu, python, wall = clock(), time.process_time(), time.perf_counter()
-            variant.plan(df)
+            with counting as calls:
+                variant.plan(df)
+            if calls is not None:
+                variant.py4j_calls = calls.total
             variant.seconds.append(time.perf_counter() - wall)
             variant.python_seconds.append(time.process_time() - python)
             variant.cpu_seconds.append(clock() - cpu)
+        print(f"round {number + 1}/{rounds}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
 
 
 def _paired(mine: list[float], theirs: list[float]) -> float:
@@ -280,13 +285,14 @@ def main(argv: list[str] | None = None) -> None:
 
     load_before = os.getloadavg()
     verify(spark, df, plans)
-    time_rounds(df, plans, args.warmup, clock, seed=len(plans) * 1000 + args.rounds + 1)
-    count_calls(df, plans)
+    print("verified: every plan measures Cola's numbers", file=sys.stderr, flush=True)
+    # Py4J calls are counted in the last warm-up round, or in the timed rounds' last without one.
+    time_rounds(df, plans, args.warmup, clock, seed=len(plans) * 1000 + args.rounds + 1, count_calls=True)
     for variant in plans:
         variant.seconds.clear()
         variant.cpu_seconds.clear()
         variant.python_seconds.clear()
-    time_rounds(df, plans, args.rounds, clock, seed=len(plans) * 1000 + args.rounds)
+    time_rounds(df, plans, args.rounds, clock, seed=len(plans) * 1000 + args.rounds, count_calls=not args.warmup)
     load_after = os.getloadavg()
 
     rules = " and ".join(f"{len(BLOCK_SPECS[b].rules)}" for b in blocks)
