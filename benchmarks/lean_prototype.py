@@ -86,8 +86,10 @@ def plan_block_lean(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFr
 
     plan = LeanPlan()
     at: dict[int, int] = {}
+    kept: list[Column] = []  # every Column seen stays alive, so no id() is reused
 
     def place(column: Column, name: str) -> int:
+        kept.append(column)
         if dedupe and id(column) in at:
             return at[id(column)]
         plan.aggregates.append(column.alias(name) if alias else column)
