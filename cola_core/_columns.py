@@ -5,17 +5,70 @@ struct field, a backtick is a syntax error), so every check goes through ``colum
 top-level column whose name is exactly the rule's text wins, then one that matches ignoring
 case (Spark's default resolution), and only then is the text read as a nested path such as
 ``address.city``.
+
+Building a Column costs round trips to the JVM (pyspark records each call site there), so a
+block's plan builds each one once: inside :func:`shared_columns`, the same column of the
+same DataFrame, the same ``where`` scope, and any Column made through :func:`shared`, are
+built on first use and handed out again after. Columns are immutable values, so sharing one
+between checks changes nothing in the plan Spark sees.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import contextvars
+from collections.abc import Callable, Hashable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
-__all__ = ["column_of", "exact_sum_input", "quote", "scope_column", "top_level_name", "try_cast"]
+__all__ = [
+    "column_of",
+    "false",
+    "exact_sum_input",
+    "is_true",
+    "matches",
+    "not_true",
+    "quote",
+    "scope_column",
+    "shared",
+    "shared_columns",
+    "top_level_name",
+    "try_cast",
+]
+
+# The Columns built so far in the current block; None outside shared_columns(). Each entry
+# also holds what its key's id() refers to, so that no id can be reused while it lives.
+_BUILT: contextvars.ContextVar[dict[Hashable, tuple[Any, Column]] | None] = contextvars.ContextVar(
+    "cola_built_columns", default=None
+)
+
+
+@contextlib.contextmanager
+def shared_columns() -> Iterator[None]:
+    """Within it, Columns asked for again are the ones built the first time (see above)."""
+    token = _BUILT.set({})
+    try:
+        yield
+    finally:
+        _BUILT.reset(token)
+
+
+def shared(key: Hashable, build: Callable[[], Column], keep: Any = None) -> Column:
+    """The Column for ``key``, built by ``build`` once per :func:`shared_columns` block.
+
+    Args:
+        keep: an object ``key`` refers to by ``id()``, kept alive with the entry.
+    """
+    built = _BUILT.get()
+    if built is None:
+        return build()
+    entry = built.get(key)
+    if entry is None:
+        entry = built[key] = (keep, build())
+    return entry[1]
 
 
 def quote(name: str) -> str:
@@ -35,10 +88,18 @@ def top_level_name(columns: list[str], name: str) -> str | None:
 def column_of(df: DataFrame, name: str) -> Column:
     """The column ``name`` of ``df``: a top-level name is quoted (it may hold a dot, a space or
     a backtick); anything else (a nested ``address.city``) is left to Spark's resolver."""
+    return shared(("column", id(df), name), lambda: _column_of(df, name), keep=df)
+
+
+def _column_of(df: DataFrame, name: str) -> Column:
     from pyspark.sql import functions as F
 
     top_level = top_level_name(df.columns, name)
-    return F.col(quote(top_level)) if top_level is not None else F.col(name)
+    if top_level is None:
+        return F.col(name)  # a nested path: F.col reads its dots
+    # A quoted identifier read as SQL is the attribute F.col gives, at a quarter of the JVM
+    # round trips. Not with a '$' in it: Spark substitutes ${...} in SQL text, even there.
+    return F.col(quote(top_level)) if "$" in top_level else F.expr(quote(top_level))
 
 
 def try_cast(column: Column, type_name: str) -> Column:
@@ -59,6 +120,39 @@ def try_cast(column: Column, type_name: str) -> Column:
     raise NotImplementedError(f"try_cast to {type_name} needs pyspark 4")
 
 
+# Column methods and operators (isNull, rlike, ~, &) each record their call site in the JVM
+# first, at three to four times the round trips of the equivalent function in
+# pyspark.sql.functions; the helpers below build the same expressions the cheaper way.
+
+
+def false() -> Column:
+    """The literal FALSE, built once per block."""
+    from pyspark.sql import functions as F
+
+    return shared(("literal", False), lambda: F.lit(False))
+
+
+def is_true(condition: Column) -> Column:
+    """TRUE where ``condition`` is TRUE, FALSE where it is FALSE or NULL."""
+    from pyspark.sql import functions as F
+
+    return F.ifnull(condition, false())
+
+
+def not_true(condition: Column) -> Column:
+    """TRUE where ``condition`` is FALSE or NULL: ``~coalesce(condition, false)``."""
+    from pyspark.sql import functions as F
+
+    return F.call_function("not", is_true(condition))
+
+
+def matches(text: Column, pattern: str) -> Column:
+    """``text RLIKE pattern`` (Java regex, anywhere in the text); NULL for a NULL text."""
+    from pyspark.sql import functions as F
+
+    return F.rlike(text, F.lit(pattern))
+
+
 def scope_column(where: str | None) -> Column | None:
     """A rule's ``where`` as a Column, or None when the rule sees every row.
 
@@ -68,7 +162,7 @@ def scope_column(where: str | None) -> Column | None:
         return None
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.expr(where), F.lit(False))
+    return shared(("scope", where), lambda: F.ifnull(F.expr(where), false()))
 
 
 def exact_sum_input(column: Column, data_type: DataType | None) -> Column:

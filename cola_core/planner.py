@@ -1,8 +1,9 @@
 """The planner: the only place that starts Spark actions for ``run``.
 
-A block costs one ``df.agg(...)`` holding every plain aggregate of every check, with aliases
-namespaced per check (``_cola_<check>_<offset>``) so checks cannot collide; each check reads
-back its own slice of the one row. Distinct-row counts (``unique``, ``duplicate_*``,
+A block costs one ``df.agg(...)`` holding every plain aggregate of every check; each check
+reads back its own positions of the one row, so checks cannot collide whatever their
+Columns are named. An aggregate two checks ask for (the same Column, built once per block by
+``_columns.shared_columns``) takes one position. Distinct-row counts (``unique``, ``duplicate_*``,
 ``distinct_count``) are grouped by column set, so ``unique(id)`` and ``duplicate_count(id)``
 share one count, and each set is computed one of two ways:
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from cola_core._columns import column_of, scope_column
+from cola_core._columns import column_of, scope_column, shared_columns
 from cola_core._spark_errors import first_line, is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
@@ -69,15 +70,15 @@ class BlockPlan:
     """What the block's checks need from Spark.
 
     Attributes:
-        aggregates: every plain aggregate of every check, aliased ``_cola_<check>_<offset>``.
-        slices: check index -> ``(start, stop)`` of its aggregates in ``aggregates``.
-        distinct_needs: check index -> the distinct sets whose counts follow its slice.
+        aggregates: every plain aggregate of every check, each once.
+        positions: check index -> where its aggregates are in ``aggregates``, in its order.
+        distinct_needs: check index -> the distinct sets whose counts follow its values.
         own_action: indexes of the checks that run themselves (``sql``, ``schema``, custom).
         rows_at: check index -> where its rows-in-scope count is, for rules with a tolerance.
     """
 
     aggregates: list[Column] = field(default_factory=list)
-    slices: dict[int, tuple[int, int]] = field(default_factory=dict)
+    positions: dict[int, list[int]] = field(default_factory=dict)
     distinct_needs: dict[int, list[DistinctSet]] = field(default_factory=dict)
     own_action: list[int] = field(default_factory=list)
     rows_at: dict[int, int] = field(default_factory=dict)
@@ -134,15 +135,38 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
     before the scan, not a failed job.
 
     A condition must be boolean, deterministic and free of aggregates and windows: it decides
-    row by row, and the scan and the split must reach the same decision for a row.
+    row by row, and the scan and the split must reach the same decision for a row. All of a
+    block's conditions are analysed together; only when that finds a problem are they
+    analysed one by one, to name the rule and say what is wrong.
     """
+    conditions = list(dict.fromkeys(condition for check in checks for condition in check.conditions()))
+    together = len(conditions) > 1 and _conditions_hold(df, conditions)
     for check in checks:
         try:
-            for condition in check.conditions():
-                _ensure_condition(df, condition)
+            if not together:
+                for condition in check.conditions():
+                    _ensure_condition(df, condition)
             check.analyse(df)
         except ColaRuleError as error:
             raise error.located(position=check.position, rule_type=check.rule_type, target=check.target) from None
+
+
+def _conditions_hold(df: DataFrame, conditions: Sequence[str]) -> bool:
+    """Whether every condition is boolean, row by row and deterministic, asked of Spark at once."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, StructType
+
+    # A newline before each closing parenthesis: a condition ending in a -- comment cannot
+    # swallow it (the rule parser has refused ';' and anything but one expression).
+    fields = ", ".join(f"'c{number}', (\n{condition}\n)" for number, condition in enumerate(conditions))
+    try:
+        struct = df.select(F.expr(f"named_struct({fields})")).schema.fields[0].dataType
+        if not (isinstance(struct, StructType) and all(isinstance(f.dataType, BooleanType) for f in struct.fields)):
+            return False
+        every = " AND ".join(f"(\n{condition}\n)" for condition in conditions)
+        return _deterministic(df.where(F.expr(every)))
+    except Exception:  # any problem: the one-by-one analysis finds it and names the rule
+        return False
 
 
 def _ensure_condition(df: DataFrame, condition: str) -> None:
@@ -226,18 +250,24 @@ def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame |
     """
     scanned = df if prepared is None else prepared
     plan = BlockPlan()
-    for index, check in enumerate(checks):
-        if check.runs_alone:
-            plan.own_action.append(index)
-            continue
-        columns = check.aggregations(scanned)
-        start = len(plan.aggregates)
-        plan.aggregates.extend(column.alias(f"_cola_{index}_{offset}") for offset, column in enumerate(columns))
-        plan.slices[index] = (start, len(plan.aggregates))
-        plan.distinct_needs[index] = [distinct_key(cols, check.where) for cols in check.distinct_sets(df)]
-        if check.tolerance is not None:
-            plan.rows_at[index] = len(plan.aggregates)
-            plan.aggregates.append(check.count_rows().alias(f"_cola_{index}_rows"))
+    # Where each aggregate already is, by the Column's identity (see _columns.shared_columns).
+    placed: dict[int, int] = {}
+
+    def place(column: Column) -> int:
+        if id(column) not in placed:
+            placed[id(column)] = len(plan.aggregates)
+            plan.aggregates.append(column)
+        return placed[id(column)]
+
+    with shared_columns():
+        for index, check in enumerate(checks):
+            if check.runs_alone:
+                plan.own_action.append(index)
+                continue
+            plan.positions[index] = [place(column) for column in check.aggregations(scanned)]
+            plan.distinct_needs[index] = [distinct_key(cols, check.where) for cols in check.distinct_sets(df)]
+            if check.tolerance is not None:
+                plan.rows_at[index] = place(check.count_rows())
     return plan
 
 
@@ -324,7 +354,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
                 raise
             broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
     try:
-        row: list[Any] = list(prepared.agg(*aggregates).first()) if aggregates else []
+        row: list[Any] = _one_row(prepared, aggregates) if aggregates else []
     except Exception as error:
         if not is_data_error(error):
             raise
@@ -335,9 +365,8 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     for index, check in enumerate(checks):
         if index in broken:
             result = _unmeasured(check, broken[index])
-        elif index in plan.slices:
-            start, stop = plan.slices[index]
-            values = row[start:stop] + [distinct_counts[s] for s in plan.distinct_needs[index]]
+        elif index in plan.positions:
+            values = [row[at] for at in plan.positions[index]] + [distinct_counts[s] for s in plan.distinct_needs[index]]
             result = check.from_aggregations(values)
         else:
             scope = check.scope()
@@ -369,25 +398,32 @@ def _measure_each(
     row: list[Any] = [None] * len(aggregates)
     for distinct_set, at in inline_at.items():
         try:
-            row[at] = prepared.agg(aggregates[at]).first()[0]
+            row[at] = _one_row(prepared, [aggregates[at]])[0]
         except Exception as error:
             if not is_data_error(error):
                 raise
             broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
-    for index, (start, stop) in plan.slices.items():
+    for index, own in plan.positions.items():
         if index in broken:
             continue
-        positions = [*range(start, stop), *([plan.rows_at[index]] if index in plan.rows_at else [])]
+        positions = [*own, *([plan.rows_at[index]] if index in plan.rows_at else [])]
         try:
-            values = prepared.agg(*[aggregates[at] for at in positions]).first() if positions else []
+            values = _one_row(prepared, [aggregates[at] for at in positions]) if positions else []
         except Exception as error:
             if not is_data_error(error):
                 raise
             broken[index] = first_line(error)
             continue
-        for at, value in zip(positions, values):
+        for at, value in zip(positions, values, strict=True):
             row[at] = value
     return row
+
+
+def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
+    """The values of a global aggregation, which always has exactly one row."""
+    row = df.agg(*aggregates).first()
+    assert row is not None, "a global aggregation returns one row, even over no rows"
+    return list(row)
 
 
 def _unmeasured(check: BaseCheck, problem: str) -> CheckResult:

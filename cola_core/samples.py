@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import quote
+from cola_core._columns import quote, shared_columns
 from cola_core._format import _json_key, json_safe
 from cola_core._spark_errors import is_data_error
 from cola_core.checks.base import BaseCheck
@@ -211,7 +211,8 @@ def _collect(
     rule, order, rank = f"__cola_rule_{fresh}", f"__cola_order_{fresh}", f"__cola_rank_{fresh}"
     columns = [F.col(quote(name)) for name in df.columns]
     prepared = prepare_all(df, [checks[i] for i in failing])
-    tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
+    with shared_columns():
+        tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
     # Window predicates (unique) and a generator cannot share one projection: tag, then explode.
     tagged = prepared.select(
         *columns,

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from cola_core._columns import quote
+from cola_core._columns import quote, shared_columns
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
@@ -117,8 +117,9 @@ def split_block(
     codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     # Helper columns that checks add (reference lookups) are used here and dropped below.
     prepared = prepare_all(df, row_checks)
-    codes = codes_column(prepared, blocking)
-    extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
+    with shared_columns():
+        codes = codes_column(prepared, blocking)
+        extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
     flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
     if quarantine_key:
         keep_warnings = [F.col(warnings_name)] if extra else []

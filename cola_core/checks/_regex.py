@@ -213,6 +213,13 @@ def compile_pattern(pattern: str, key: str = "pattern") -> None:
         raise ColaRuleError(f"'{key}' may backtrack catastrophically: {problem}\n    {pattern}")
 
 
+# Patterns Java has compiled: the same pattern compiles the same way on every JVM, and a
+# block (or a DAG parsed again and again) asks for the same ones. Bounded, so a stream of
+# distinct patterns cannot grow it without end.
+_ACCEPTED_IN_JAVA: set[str] = set()
+_ACCEPTED_LIMIT = 10_000
+
+
 def _compile_in_java(pattern: str, key: str) -> None:
     """Have the active session's JVM compile ``pattern``; skipped without a classic session.
 
@@ -227,10 +234,12 @@ def _compile_in_java(pattern: str, key: str) -> None:
         jvm = getattr(session, "_jvm", None) if session is not None else None
     except Exception:  # Spark Connect sessions have no JVM to ask
         return
-    if jvm is None:
+    if jvm is None or pattern in _ACCEPTED_IN_JAVA:
         return
     try:
         jvm.java.util.regex.Pattern.compile(pattern)
+        if len(_ACCEPTED_IN_JAVA) < _ACCEPTED_LIMIT:
+            _ACCEPTED_IN_JAVA.add(pattern)
     except Exception as error:
         java = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
         try:

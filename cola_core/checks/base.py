@@ -27,7 +27,7 @@ from functools import reduce
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
-from cola_core._columns import scope_column
+from cola_core._columns import scope_column, shared
 from cola_core._format import format_number, render_code
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.params import Param
@@ -406,13 +406,19 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         return self.count_rows(reduce(lambda a, b: a | b, predicates))
 
     def count_rows(self, condition: Column | None = None) -> Column:
-        """An aggregate: the rows in scope (meeting ``condition`` when one is given)."""
+        """An aggregate: the rows in scope (meeting ``condition`` when one is given; a row
+        where it is NULL is not counted)."""
         from pyspark.sql import functions as F
 
-        if condition is None and self.where is None:
-            return F.count(F.lit(1))
-        wanted = self.in_scope(F.lit(True) if condition is None else condition)
-        return F.count(F.when(wanted, F.lit(1)))
+        if condition is not None:
+            # when(), not in_scope()'s &: NULL outside the scope is not counted either, and the
+            # function costs a third of the operator's round trips.
+            scope = self.scope()
+            return F.count_if(condition if scope is None else F.when(scope, condition))
+        if self.where is None:
+            return shared(("rows", None), lambda: F.count(F.lit(1)))
+        scope = self.scope()
+        return shared(("rows", self.where), lambda: F.count_if(scope))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"

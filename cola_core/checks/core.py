@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import column_of
+from cola_core._columns import column_of, matches, not_true
 from cola_core._format import format_value, plural, render_code
 from cola_core._values import as_datetime, is_datetime_text, is_number
 from cola_core.checks._regex import compile_pattern
@@ -58,7 +58,8 @@ class NotNullCheck(_LabelledCheck):
         super().__init__(params, **kwargs)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        return [self.count_rows(column_of(df, c).isNull()) for c in self.params["columns"]]
+        F = _f()
+        return [self.count_rows(F.isnull(column_of(df, c))) for c in self.params["columns"]]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         per_column = {c: int(v) for c, v in zip(self.params["columns"], values)}
@@ -69,7 +70,8 @@ class NotNullCheck(_LabelledCheck):
         return CheckResult(self.rule_type, False, f"{self.label}: {plural(failed, 'NULL value')} ({detail})", failed)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
-        return [(self.column_code(c), column_of(df, c).isNull()) for c in self.params["columns"]]
+        F = _f()
+        return [(self.column_code(c), F.isnull(column_of(df, c))) for c in self.params["columns"]]
 
 
 class UniqueCheck(_LabelledCheck):
@@ -211,7 +213,7 @@ class RangeCheck(_LabelledCheck):
         within = inside[0] if len(inside) == 1 else inside[0] & inside[1]
         # NULL passes (pair the rule with not_null); a present value that could not be read
         # as the bounds' kind compares as NULL, and is out of range.
-        return column_of(df, self.params["column"]).isNotNull() & ~F.coalesce(within, F.lit(False))
+        return F.isnotnull(column_of(df, self.params["column"])) & not_true(within)
 
     def describe_pass(self) -> str:
         return f"all values in range ({self._bounds_text()})"
@@ -235,8 +237,7 @@ class RegexCheck(_LabelledCheck):
 
     def violation(self, df: DataFrame) -> Column:
         F = _f()
-        matches = column_of(df, self.params["column"]).cast("string").rlike(self.params["pattern"])
-        return ~F.coalesce(matches, F.lit(False))
+        return not_true(matches(column_of(df, self.params["column"]).cast("string"), self.params["pattern"]))
 
     def describe_pass(self) -> str:
         return "all values match"

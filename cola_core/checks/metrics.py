@@ -195,7 +195,7 @@ class ColumnStatCheck(_MetricCheck):
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
         column = column_of(df, name)
         measured = exact_sum_input(column, data_type) if self.rule_type == "sum" else column
-        return [function(self.scoped(measured)), self.count_rows(), self.count_rows(column.isNotNull())]
+        return [function(self.scoped(measured)), self.count_rows(), self.count_rows(F.isnotnull(column))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         value, rows, measured = plain_number(values[0]), int(values[1]), int(values[2])
@@ -231,7 +231,7 @@ class FreshnessCheck(_MetricCheck):
         F = _f()
         timestamps = self._timestamps(df)
         age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(F.max(self.scoped(timestamps)))
-        return [age_micros, self.count_rows(), self.count_rows(timestamps.isNotNull())]
+        return [age_micros, self.count_rows(), self.count_rows(F.isnotnull(timestamps))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         micros, rows, measured = values[0], int(values[1]), int(values[2])

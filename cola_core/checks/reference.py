@@ -18,7 +18,8 @@ import dataclasses
 import math
 import uuid
 from functools import reduce
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, exact_sum_input
 from cola_core._format import format_number, render_code
@@ -257,7 +258,7 @@ class ReconcileCheck(_ReferenceCheck):
 
     @property
     def relative(self) -> bool:
-        return self.params.get("difference", "relative") == "relative"
+        return bool(self.params.get("difference", "relative") == "relative")
 
     def _measure(self, df: DataFrame, column: str | None, data_type: DataType | None, scoped: bool) -> Column:
         """The rule's aggregate over ``df``; over the rule's scope when ``scoped``."""
@@ -274,7 +275,9 @@ class ReconcileCheck(_ReferenceCheck):
         function = {"sum": F.sum, "min": F.min, "max": F.max, "avg": F.avg}[aggregate]
         return function(self.scoped(value) if scoped else value)
 
-    def _numeric_type(self, df: DataFrame, column: str | None, side: str, lookup: Any) -> DataType | None:
+    def _numeric_type(
+        self, df: DataFrame, column: str | None, side: str, lookup: Callable[[DataFrame, str], DataType]
+    ) -> DataType | None:
         if column is None:
             return None
         data_type = lookup(df, column)

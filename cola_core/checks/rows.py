@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import column_of, quote, top_level_name
+from cola_core._columns import column_of, not_true, quote, top_level_name
 from cola_core._format import plural, render_code
 from cola_core._values import SPARK_TYPE_ALIASES
 from cola_core.checks.base import BaseCheck, Capability
@@ -52,7 +52,9 @@ class ExpressionCheck(CountedRowCheck):
         from pyspark.sql import functions as F
 
         holds = F.expr(self.params["expression"])
-        return ~F.coalesce(holds, F.lit(bool(self.params.get("null_is_valid", False))))
+        if self.params.get("null_is_valid", False):
+            return F.call_function("not", F.ifnull(holds, F.lit(True)))
+        return not_true(holds)
 
     def describe_pass(self) -> str:
         return "every row meets the expression"
@@ -110,7 +112,8 @@ class CastableCheck(CountedRowCheck):
         else:  # pyspark 3.5 has try_cast only in SQL text
             top_level = top_level_name(df.columns, name)
             converted = F.expr(f"try_cast({name if top_level is None else quote(top_level)} AS {self.target_type})")
-        return F.coalesce(column.isNotNull() & converted.isNull(), F.lit(False))
+        # Neither side can be NULL, so neither can the predicate.
+        return F.isnotnull(column) & F.isnull(converted)
 
     def describe_pass(self) -> str:
         return f"every present value casts to {self.target_type}"

@@ -109,7 +109,7 @@ class SqlCheck(BaseCheck):
 
     @property
     def error_message(self) -> str:
-        return self.params.get("error_message", "SQL validation failed")
+        return str(self.params.get("error_message", "SQL validation failed"))
 
     def analyse(self, df: DataFrame) -> None:
         """Spark's parser confirms the text is a query (never a command), and Spark analyses
@@ -139,7 +139,7 @@ class SqlCheck(BaseCheck):
 
     @property
     def _view_name(self) -> str:
-        return self.params.get("view_name", DEFAULT_VIEW)
+        return str(self.params.get("view_name", DEFAULT_VIEW))
 
     @property
     def _mode(self) -> str:

@@ -26,7 +26,7 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from cola_core._columns import try_cast
+from cola_core._columns import is_true, matches, try_cast
 from cola_core._format import format_value
 from cola_core._values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
 from cola_core.checks._regex import compile_pattern
@@ -209,7 +209,7 @@ def numeric_text(text: Column) -> Column:
     """
     from pyspark.sql import functions as F
 
-    shaped = F.when(text.rlike(_NUMERIC_TEXT), text)
+    shaped = F.when(matches(text, _NUMERIC_TEXT), text)
     if hasattr(shaped, "try_cast"):  # pyspark >= 4.0
         return try_cast(shaped, "double")
     # pyspark 3.5 has no try-cast to double; the \z-anchored ASCII shape above is text that
@@ -226,7 +226,7 @@ def datetime_of_text(text: Column, type_name: str = "timestamp") -> Column:
     """
     from pyspark.sql import functions as F
 
-    return try_cast(F.when(text.rlike(DATETIME_TEXT), text), type_name)
+    return try_cast(F.when(matches(text, DATETIME_TEXT), text), type_name)
 
 
 # Spark's widest exact number is decimal(38,0); a bigint literal stops at 2**63 - 1.
@@ -265,6 +265,8 @@ def _rule_number(text: str, data_type: DataType) -> Any:
     if isinstance(data_type, T.DecimalType):
         # A fraction with more decimals than the column's scale equals none of its values.
         _, digits, exponent = number.as_tuple()
+        # A finite number (the shape above has no NaN or infinity), so the exponent is an int.
+        assert isinstance(exponent, int)
         while exponent < 0 and digits[-1:] == (0,):  # 0.10 has the scale of 0.1
             digits, exponent = digits[:-1], exponent + 1
         return number if -exponent <= data_type.scale and len(digits) <= 38 else None
@@ -285,7 +287,7 @@ def comparable_values(values: Sequence[Any], data_type: DataType | None) -> list
         if family == "string":
             kept.append(value if isinstance(value, str) else format_value(value))
         elif family in ("numeric", "float"):
-            number = _rule_number(value, data_type) if isinstance(value, str) else value
+            number = _rule_number(value, data_type) if isinstance(value, str) and data_type is not None else value
             if is_number(number):
                 kept.append(number)
         elif family == "boolean":
@@ -332,10 +334,10 @@ def missing_condition(column: Column, params: Mapping[str, Any], data_type: Data
     """
     from pyspark.sql import functions as F
 
-    missing = column.isNull()
+    missing = F.isnull(column)
     if params.get("missing_values"):
         missing = missing | _is_in(column, params["missing_values"], data_type)
-    return F.coalesce(missing, F.lit(False))
+    return is_true(missing)
 
 
 def invalid_condition(column: Column, params: Mapping[str, Any], data_type: DataType | None = None) -> Column:
@@ -350,23 +352,23 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
 
     text = column.cast("string")
     family = type_family(data_type)
-    if family == "numeric":
-        number = column
-    elif family == "float":
-        number = F.when(~F.isnan(column), column)  # NaN lies in no interval
-    else:
-        number = numeric_text(text)
+    number = column
+    if params.get("valid_min") is not None or params.get("valid_max") is not None:
+        if family == "float":
+            number = F.when(~F.isnan(column), column)  # NaN lies in no interval
+        elif family != "numeric":
+            number = numeric_text(text)
     valid: list[Column] = []
     if params.get("valid_values") is not None:
         valid.append(_is_in(column, params["valid_values"], data_type))
     if params.get("invalid_values") is not None:
-        valid.append(~_is_in(column, params["invalid_values"], data_type))
+        valid.append(F.call_function("not", _is_in(column, params["invalid_values"], data_type)))
     if params.get("valid_format") is not None:
-        valid.append(text.rlike(NAMED_FORMATS[params["valid_format"]]))
+        valid.append(matches(text, NAMED_FORMATS[params["valid_format"]]))
         if params["valid_format"] in CALENDAR_FORMATS:
-            valid.append(try_cast(F.substring(text, 1, 10), "date").isNotNull())
+            valid.append(F.isnotnull(try_cast(F.substring(text, 1, 10), "date")))
     if params.get("valid_regex") is not None:
-        valid.append(text.rlike(params["valid_regex"]))
+        valid.append(matches(text, params["valid_regex"]))
     if params.get("valid_min") is not None:
         valid.append(number >= number_literal(params["valid_min"]))
     if params.get("valid_max") is not None:
@@ -382,4 +384,4 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
         all_valid = all_valid & condition
     # A setting that yields NULL on a present value (e.g. a non-numeric string against
     # valid_min) cannot vouch for the value, so it counts as invalid.
-    return ~missing_condition(column, params, data_type) & ~F.coalesce(all_valid, F.lit(False))
+    return F.call_function("not", missing_condition(column, params, data_type) | is_true(all_valid))
