@@ -14,7 +14,8 @@ distinct counts ``d`` into the 80 numbers Cola reports (metric value, else faile
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.block import CPF_PATTERN, EMAIL_PATTERN
 from benchmarks.generate import STATUSES

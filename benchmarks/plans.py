@@ -15,8 +15,9 @@ hand-written plan can be checked against Cola number by number.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from benchmarks import hand80
 from benchmarks.block import BLOCK, BLOCK_80, CPF_PATTERN
@@ -187,7 +188,7 @@ def assert_same_numbers(
     """
     if len(expected) != len(actual):
         raise AssertionError(f"{label} measures {len(actual)} numbers, Cola measures {len(expected)}")
-    for index, (want, got) in enumerate(zip(expected, actual)):
+    for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
         if spec.is_freshness(index):
             same = abs(got - want) <= freshness_slack
         elif isinstance(want, float) or isinstance(got, float):

@@ -38,8 +38,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 __all__ = ["COMMAND_KINDS", "Py4JCalls", "count_py4j_calls"]
 

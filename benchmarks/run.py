@@ -30,8 +30,9 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from benchmarks.generate import write_orders
 from benchmarks.plans import (
@@ -81,10 +82,17 @@ class Variant:
 def variants(spec: BlockSpec) -> list[Variant]:
     rules = spec.rules
     return [
-        Variant(spec.name, "a", "(a) Cola `run`, distinct `separate`", cola_run(Cola(distinct_strategy="separate"), rules)),
-        Variant(spec.name, "a-inline", "(a) Cola `run`, distinct `inline`", cola_run(Cola(distinct_strategy="inline"), rules)),
+        Variant(
+            spec.name, "a", "(a) Cola `run`, distinct `separate`", cola_run(Cola(distinct_strategy="separate"), rules)
+        ),
+        Variant(
+            spec.name, "a-inline", "(a) Cola `run`, distinct `inline`",
+            cola_run(Cola(distinct_strategy="inline"), rules),
+        ),
         Variant(spec.name, "b1", "(b1) hand-written: one `df.agg`, distinct inside", single_agg(spec)),
-        Variant(spec.name, "b2", "(b2) hand-written: `df.agg` + one distinct aggregation per set", agg_plus_distinct(spec)),
+        Variant(
+            spec.name, "b2", "(b2) hand-written: `df.agg` + one distinct aggregation per set", agg_plus_distinct(spec)
+        ),
         Variant(spec.name, "c", "(c) one action per check", one_action_per_check(Cola(), rules)),
     ]
 
@@ -244,7 +252,8 @@ def render_summary(plans: list[Variant], rows: int) -> str:
             lines.append(
                 f"| {label} | {statistics.median(small.seconds):.3f} | {statistics.median(large.seconds):.3f} "
                 f"| {statistics.median(large.seconds) / statistics.median(small.seconds):.2f}x "
-                f"| {_paired(large.seconds, small.seconds):.2f}x | {_paired(large.cpu_seconds, small.cpu_seconds):.2f}x |"
+                f"| {_paired(large.seconds, small.seconds):.2f}x "
+                f"| {_paired(large.cpu_seconds, small.cpu_seconds):.2f}x |"
             )
     return "\n".join(lines)
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "column_of",
-    "false",
     "exact_sum_input",
+    "false",
     "is_true",
     "matches",
     "not_true",

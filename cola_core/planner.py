@@ -27,8 +27,9 @@ reference): :func:`read_inputs` hands each check a bound copy, so checks never r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, scope_column, shared_columns
 from cola_core._spark_errors import first_line, is_data_error
@@ -107,6 +108,7 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
     for check in checks:
         for column in check.columns_used(df):
             top_level = column.split(".", 1)[0]
+            problem: str | None
             if column.lower() not in available and top_level.lower() not in available:
                 problem = f"column {column!r} does not exist; the DataFrame has {', '.join(df.columns)}"
             elif column.lower() not in available:
@@ -366,7 +368,8 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
         if index in broken:
             result = _unmeasured(check, broken[index])
         elif index in plan.positions:
-            values = [row[at] for at in plan.positions[index]] + [distinct_counts[s] for s in plan.distinct_needs[index]]
+            distinct = [distinct_counts[s] for s in plan.distinct_needs[index]]
+            values = [row[at] for at in plan.positions[index]] + distinct
             result = check.from_aggregations(values)
         else:
             scope = check.scope()

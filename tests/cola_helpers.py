@@ -8,10 +8,10 @@ factories, the Spark job counter, and message fragments several suites compare e
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import pytest

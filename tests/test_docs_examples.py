@@ -59,10 +59,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -106,7 +106,7 @@ class Block:
     text: str
     not_run: str | None = None
     file_name: str | None = None
-    output: "Block | None" = None
+    output: Block | None = None
     continues: bool = False
 
     @property
@@ -481,7 +481,7 @@ def test_console_example(block: Block, shell_docs, tmp_path_factory):
         pytest.skip(f"not run: {block.not_run}")
     session = shell_doc(shell_docs, block.doc, tmp_path_factory)
     printed = session.run_through(block)
-    for command, (actual, _status) in zip(console_commands(block), printed):
+    for command, (actual, _status) in zip(console_commands(block), printed, strict=True):
         assert actual == command.expected, f"{block.id}: `{command.line}` prints other text than the doc shows"
 
 

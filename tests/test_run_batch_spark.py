@@ -20,10 +20,10 @@ import time
 from typing import Any
 
 import pytest
-from cola_helpers import NoFutureDateCheck
 
 from cola_core import BaseCheck, CheckResult, Cola
 from cola_core._format import format_number
+from cola_helpers import NoFutureDateCheck
 
 UTC = dt.timezone.utc
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cola_core._columns import scope_column, shared
 from cola_core._format import format_number, render_code
@@ -114,7 +115,8 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if any("capabilities" in vars(klass) and "_capabilities_derived" not in vars(klass) for klass in cls.__mro__[:-2]):
+        stating = [klass for klass in cls.__mro__[:-2] if "capabilities" in vars(klass)]
+        if any("_capabilities_derived" not in vars(klass) for klass in stating):
             return
         # A custom check of the older form: what it can do follows from what it defines.
         defined = {name for name in _LEGACY_METHODS if getattr(cls, name) is not getattr(BaseCheck, name)}
@@ -362,7 +364,8 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
             share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
             within = threshold_of(self.tolerance).accepts(share)
             verdict = "within" if within else "beyond"
-            updates["message"] = f"{result.message}; {format_number(share)}% of rows, {verdict} tolerance ({self.tolerance})"
+            shown = format_number(share)
+            updates["message"] = f"{result.message}; {shown}% of rows, {verdict} tolerance ({self.tolerance})"
             if within:
                 updates.update(passed=True, severity="pass")
         severity = updates.get("severity", result.severity)
@@ -415,9 +418,9 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
             # function costs a third of the operator's round trips.
             scope = self.scope()
             return F.count_if(condition if scope is None else F.when(scope, condition))
-        if self.where is None:
-            return shared(("rows", None), lambda: F.count(F.lit(1)))
         scope = self.scope()
+        if scope is None:
+            return shared(("rows", None), lambda: F.count(F.lit(1)))
         return shared(("rows", self.where), lambda: F.count_if(scope))
 
     def __repr__(self) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, matches, not_true
 from cola_core._format import format_value, plural, render_code
@@ -21,12 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NotNullCheck", "RangeCheck", "RegexCheck", "RowCountCheck", "UniqueCheck"]
 
-
-def _f():
-    # Imported lazily so that parsing a rule block never needs a JVM or even pyspark.
-    from pyspark.sql import functions
-
-    return functions
 
 
 class _LabelledCheck(BaseCheck):
@@ -58,11 +53,13 @@ class NotNullCheck(_LabelledCheck):
         super().__init__(params, **kwargs)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
+        from pyspark.sql import functions as F
+
         return [self.count_rows(F.isnull(column_of(df, c))) for c in self.params["columns"]]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        per_column = {c: int(v) for c, v in zip(self.params["columns"], values)}
+        # One count per column, in order (aggregations above).
+        per_column = {c: int(v) for c, v in zip(self.params["columns"], values, strict=True)}
         failed = sum(per_column.values())
         if not failed:
             return CheckResult(self.rule_type, True, f"{self.label}: no NULL values")
@@ -70,7 +67,8 @@ class NotNullCheck(_LabelledCheck):
         return CheckResult(self.rule_type, False, f"{self.label}: {plural(failed, 'NULL value')} ({detail})", failed)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
-        F = _f()
+        from pyspark.sql import functions as F
+
         return [(self.column_code(c), F.isnull(column_of(df, c))) for c in self.params["columns"]]
 
 
@@ -174,7 +172,8 @@ class RangeCheck(_LabelledCheck):
 
     def _comparable(self, df: DataFrame) -> tuple[Column, str | None]:
         """The column as a value comparable with the bounds, and the type to cast bounds to."""
-        F = _f()
+        from pyspark.sql import functions as F
+
         name = self.params["column"]
         data_type = column_type(df, name)
         family = type_family(data_type)
@@ -197,7 +196,8 @@ class RangeCheck(_LabelledCheck):
         raise self.rule_error(f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
 
     def violation(self, df: DataFrame) -> Column:
-        F = _f()
+        from pyspark.sql import functions as F
+
         value, cast_to = self._comparable(df)
 
         def bound(raw: Any) -> Column:
@@ -236,7 +236,6 @@ class RegexCheck(_LabelledCheck):
         return render_code(self.rule_type, self.params["column"], self.params["pattern"])
 
     def violation(self, df: DataFrame) -> Column:
-        F = _f()
         return not_true(matches(column_of(df, self.params["column"]).cast("string"), self.params["pattern"]))
 
     def describe_pass(self) -> str:

@@ -7,7 +7,8 @@ The metric is the rule's type (``{"type": "missing_percent", ...}``). A rule has
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, exact_sum_input
 from cola_core._values import plain_number
@@ -46,11 +47,6 @@ _JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD)}
 def _percent(part: int, whole: int) -> float:
     return 0.0 if whole == 0 else 100.0 * part / whole
 
-
-def _f():
-    from pyspark.sql import functions
-
-    return functions
 
 
 class _MetricCheck(BaseCheck):
@@ -185,7 +181,8 @@ class ColumnStatCheck(_MetricCheck):
     params_spec = {"column": Param(STRING, required=True), **_JUDGED}
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
+        from pyspark.sql import functions as F
+
         name = self.params["column"]
         data_type = column_type(df, name)
         if type_family(data_type) not in ("numeric", "float"):
@@ -228,7 +225,8 @@ class FreshnessCheck(_MetricCheck):
         )
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        F = _f()
+        from pyspark.sql import functions as F
+
         timestamps = self._timestamps(df)
         age_micros = F.unix_micros(F.current_timestamp()) - F.unix_micros(F.max(self.scoped(timestamps)))
         return [age_micros, self.count_rows(), self.count_rows(F.isnotnull(timestamps))]

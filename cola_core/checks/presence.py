@@ -3,7 +3,8 @@ partitions of a load (seed 004's missing_partition)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of
 from cola_core._format import format_value

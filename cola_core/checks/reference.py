@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import uuid
-from functools import reduce
 from collections.abc import Callable, Mapping, Sequence
+from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, exact_sum_input
@@ -171,7 +171,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
 
         reference = self.reference
         aliases, reference_keys, matches = [], [], []
-        for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns)):
+        for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns, strict=True)):
             alias = f"{self.marker}_key{number}"
             as_type = _comparison_type(column_type(df, column), self.reference_type(reference, reference_column))
             data_key, reference_key = column_of(df, column), column_of(reference, reference_column)
@@ -302,7 +302,8 @@ class ReconcileCheck(_ReferenceCheck):
             try:
                 reference = reference.where(F.coalesce(F.expr(condition), F.lit(False)))
             except PySparkException as error:
-                raise self.rule_error(f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}") from error
+                reason = f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}"
+                raise self.rule_error(reason) from error
         measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))
         return [self._measure(df, column, data_type, scoped=True), measured.scalar()]
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, not_true, quote, top_level_name
 from cola_core._format import plural, render_code

@@ -4,12 +4,13 @@ so it starts no Spark job."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cola_core._values import SPARK_TYPE_ALIASES
 from cola_core.checks.base import BaseCheck, Capability
-from cola_core.params import STRING_LIST, STRING_MAP, Param
 from cola_core.errors import ColaRuleError
+from cola_core.params import STRING_LIST, STRING_MAP, Param
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import first_line
 from cola_core.checks.base import BaseCheck, Capability

@@ -9,7 +9,6 @@ import pytest
 from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaError, ColaRuleError, RuleOptions
 from cola_core.checks import BUILTIN_CHECKS
 from cola_core.specs import SourceSpec
-
 from cola_helpers import codes_of, fk, run_all
 
 ROW, AGGREGATE, SELF_RUNNING = Capability.ROW, Capability.AGGREGATE, Capability.SELF_RUNNING

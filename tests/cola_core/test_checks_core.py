@@ -11,7 +11,6 @@ import datetime as dt
 import pytest
 
 from cola_core import CheckResult, Cola, ColaRuleError
-
 from cola_helpers import refused, run_one
 
 pytestmark = pytest.mark.spark

@@ -16,7 +16,6 @@ import pytest
 
 from cola_core import Cola, ColaRuleError
 from cola_core._format import format_number
-
 from cola_helpers import metric, refused, run_one
 
 pytestmark = pytest.mark.spark

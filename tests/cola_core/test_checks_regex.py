@@ -15,7 +15,6 @@ import pytest
 
 from cola_core import Cola
 from cola_core.checks._backtracking import ADJACENT, ALTERNATION, NESTED
-
 from cola_helpers import refused
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from cola_core import Cola
-
 from cola_helpers import codes_of, refused, run_all
 
 pytestmark = pytest.mark.spark

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from cola_core import CheckResult, Cola, ColaRuleError
-
 from cola_helpers import refused, run_one
 
 pytestmark = pytest.mark.spark

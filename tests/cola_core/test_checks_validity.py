@@ -12,7 +12,6 @@ import math
 import pytest
 
 from cola_core import Cola
-
 from cola_helpers import metric, refused, run_one
 
 pytestmark = pytest.mark.spark

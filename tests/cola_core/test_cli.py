@@ -9,7 +9,6 @@ subprocesses too (they are fast); the rest runs ``main()`` against the test sess
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import os
 import select
@@ -21,10 +20,9 @@ import pytest
 
 from cola_core import CheckResult, Cola
 from cola_core.cli import main
+from cola_core.report import render_table, summarise
 from cola_core.rules_file import read_rules_file
 from cola_core.storage import read_source
-from cola_core.report import render_table, summarise
-
 from cola_helpers import DATA, ORDERS_ARGV, summary_outline
 
 # One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
@@ -368,7 +366,7 @@ def test_the_table_is_coloured_on_a_terminal_only(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TERM", "xterm")
     master, replica = os.openpty()  # a real terminal device, as a person's shell would give
     try:
-        with io.open(replica, "w", closefd=False) as terminal:
+        with open(replica, "w", closefd=False) as terminal:
             monkeypatch.setattr(sys, "stdout", terminal)
             assert main(arguments) == 0
             monkeypatch.setenv("NO_COLOR", "1")

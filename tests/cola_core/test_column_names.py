@@ -15,13 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pytest
 
 from cola_core import Cola
 from cola_core._columns import quote
-
 from cola_helpers import run_one
 
 pytestmark = pytest.mark.spark

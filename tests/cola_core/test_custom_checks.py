@@ -10,11 +10,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from cola_helpers import NoFutureDateCheck as NoFutureDateAggregateCheck  # seed 001's variant
 from pyspark.sql import functions as F
 
-from cola_core import Cola, ColaError
-from cola_core import BaseCheck, CheckResult
+from cola_core import BaseCheck, CheckResult, Cola, ColaError
+from cola_helpers import NoFutureDateCheck as NoFutureDateAggregateCheck  # seed 001's variant
 
 pytestmark = pytest.mark.spark
 

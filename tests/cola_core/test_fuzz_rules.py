@@ -29,7 +29,6 @@ from hypothesis import strategies as st
 from cola_core import BaseCheck, CheckResult, Cola, ColaRuleError
 from cola_core.errors import ColaSourceError
 from cola_core.rules import COMMON_KEYS
-
 from cola_helpers import JobCounter
 
 # -- hostile pools ----------------------------------------------------------------------------
@@ -108,7 +107,7 @@ _BY_KEY = {
     "pattern": PATTERNS, "valid_regex": PATTERNS, "valid_format": ["date", "email", "ip", "nope", ""],
     "where": CONDITIONS, "expression": CONDITIONS, "reference_where": CONDITIONS, "difference": ["absolute", "relative", "x"],
     "query": SQL, "failed_rows": SQL, "view_name": NAMES, "must_be": THRESHOLDS, "warn": THRESHOLDS, "tolerance": THRESHOLDS,
-    "min": NUMBERS + ["2024-01-31", "2022-02-30", "yesterday"], "max": NUMBERS + ["2024-01-31", "2022-02-30"],
+    "min": [*NUMBERS, "2024-01-31", "2022-02-30", "yesterday"], "max": [*NUMBERS, "2024-01-31", "2022-02-30"],
     "valid_min": NUMBERS, "valid_max": NUMBERS, "valid_length": NUMBERS, "valid_min_length": NUMBERS,
     "valid_max_length": NUMBERS, "reference": REFERENCES, "severity": ["fail", "warn", "WARN", ""],
 }

@@ -14,7 +14,6 @@ from decimal import Decimal
 import pytest
 
 from cola_core import CheckResult, Cola
-
 from cola_helpers import refused, run_one
 
 pytestmark = pytest.mark.spark

@@ -7,7 +7,18 @@ import datetime as dt
 import pytest
 
 from cola_core.params import (
-    BOOL, LONG_RANGE, MAPPING, NUMBER, ORDERED, SCALAR_LIST, STRING, STRING_LIST, STRING_MAP, THRESHOLD, WHOLE, Param,
+    BOOL,
+    LONG_RANGE,
+    MAPPING,
+    NUMBER,
+    ORDERED,
+    SCALAR_LIST,
+    STRING,
+    STRING_LIST,
+    STRING_MAP,
+    THRESHOLD,
+    WHOLE,
+    Param,
 )
 
 

@@ -7,13 +7,13 @@ session with adaptive execution off, so a count is exact.
 from __future__ import annotations
 
 import pytest
-from cola_helpers import NoFutureDateCheck
 
 from benchmarks.block import BLOCK, non_distinct_rules
 from benchmarks.generate import generate_orders
 from cola_core import BaseCheck, CheckResult, Cola
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.planner import distinct_key, plan_block, run_block
+from cola_helpers import NoFutureDateCheck
 
 UNIQUE_ID = {"type": "unique", "columns": ["order_id"]}
 DUPLICATES_ID = {"type": "duplicate_count", "column": "order_id", "must_be": "= 0"}

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from cola_core import Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
-
 from cola_helpers import THRESHOLD_HINT
 
 KNOWN = (

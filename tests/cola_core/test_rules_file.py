@@ -11,7 +11,6 @@ import pytest
 from cola_core._structure import MAX_DEPTH, MAX_VALUES
 from cola_core.errors import ColaError
 from cola_core.rules_file import MAX_RULES_FILE_BYTES, read_rules_file
-
 from cola_helpers import ALLOWED, CYCLE, DATA, FINITE, KEYS, REPEATED, SURROGATE, UNICODE, too_deep
 
 DEEP = too_deep(MAX_DEPTH)
@@ -105,7 +104,7 @@ RULES_FILE_HINT = "it must be a list of rules, or an object whose only key is 'r
 def _alias_bomb() -> str:
     """YAML's "billion laughs": nine rules, each repeating the one before nine times."""
     lines = ["- {type: values_present, column: x, values: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]}"]
-    for previous, anchor in zip("abcdefgh", "bcdefghi"):
+    for previous, anchor in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"- {{type: values_present, column: x, values: &{anchor} [{', '.join(['*' + previous] * 9)}]}}")
     return "\n".join(lines) + "\n"
 

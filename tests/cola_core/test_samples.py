@@ -13,7 +13,6 @@ import pytest
 
 from cola_core import Cola
 from cola_core.report import results_text, summarise
-
 from cola_helpers import run_all
 
 pytestmark = pytest.mark.spark

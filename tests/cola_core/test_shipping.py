@@ -18,7 +18,6 @@ import pytest
 
 import cola_core
 from cola_core.shipping import job_entry_path, package_files, py_files_zip
-
 from cola_helpers import DATA, ORDERS_ARGV, summary_outline
 
 PACKAGE_DIR = Path(cola_core.__file__).resolve().parent

@@ -7,7 +7,6 @@ import pytest
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.specs import OutputSpec, SourceSpec, parse_output, parse_source
 
-
 # -- parse_source ----------------------------------------------------------------------------
 
 

@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cola_core import Cola, ColaError, ColaSplit
-
 from cola_helpers import codes_of, sorted_rows
 
 pytestmark = pytest.mark.spark
@@ -150,7 +149,7 @@ def test_split_runs_no_spark_job_until_an_output_is_used(spark, job_counter):
     df = spark.createDataFrame([(1, "a"), (1, None)], "id int, email string")
     rules = [{"type": "unique", "columns": ["id"]}, {"type": "not_null", "columns": ["email"]}]
     with job_counter.count() as counted:
-        valid, invalid = Cola().split(df, rules, annotate="dq_codes")
+        _valid, invalid = Cola().split(df, rules, annotate="dq_codes")
     assert counted.jobs == 0
     with job_counter.count() as counted:
         invalid.count()
@@ -265,7 +264,7 @@ def test_valid_and_invalid_partition_the_input_and_codes_are_exactly_the_broken_
     assert sorted(_rows(valid, *everything) + _rows(invalid, *everything), key=repr) == sorted(
         [tuple(d[c] for c in everything) for d in data], key=repr
     )
-    expected = {d["rid"]: codes for d, codes in zip(data, _oracle(data, rules))}
+    expected = {d["rid"]: codes for d, codes in zip(data, _oracle(data, rules), strict=True)}
     assert {row["rid"]: row["dq_codes"] for row in invalid.collect()} == {
         rid: codes for rid, codes in expected.items() if codes
     }

@@ -13,7 +13,6 @@ from cola_core import Cola, ColaRuleError
 from cola_core.cli import main
 from cola_core.errors import ColaSourceError
 from cola_core.specs import parse_source
-from cola_core.storage import read_source
 from cola_core.sqlguard import (
     allowing_outside_access,
     check_expression,
@@ -22,6 +21,7 @@ from cola_core.sqlguard import (
     spark_parse_problem,
     tokenize,
 )
+from cola_core.storage import read_source
 
 SWITCH = "for trusted rules only, run with allow_external_access=True (cola --allow-external-access)"
 

@@ -6,9 +6,7 @@ import pytest
 
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.storage import ensure_writable, read_source, write_counted, write_output
-
 from cola_helpers import DATA
-
 
 # -- reading with Spark ----------------------------------------------------------------------
 

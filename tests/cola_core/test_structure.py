@@ -15,9 +15,8 @@ from decimal import Decimal
 import pytest
 
 from cola_core import Cola, ColaRuleError
-from cola_core.params import LONG_RANGE, NUMBER, SCALAR_LIST, WHOLE
 from cola_core._structure import MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_TEXT_LENGTH, MAX_VALUES
-
+from cola_core.params import LONG_RANGE, NUMBER, SCALAR_LIST, WHOLE
 from cola_helpers import ALLOWED, CYCLE, FINITE, KEYS, SURROGATE, UNICODE, too_deep
 
 DEEP = too_deep(MAX_DEPTH)

@@ -10,9 +10,7 @@ from hypothesis import strategies as st
 
 from cola_core.errors import ThresholdError
 from cola_core.thresholds import MAX_THRESHOLD_DIGITS, Quantity, Threshold, parse_threshold, threshold_of
-
 from cola_helpers import THRESHOLD_HINT
-
 
 
 @pytest.mark.parametrize(
