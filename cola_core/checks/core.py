@@ -178,13 +178,13 @@ class RangeCheck(_LabelledCheck):
         data_type = column_type(df, name)
         family = type_family(data_type)
         column = column_of(df, name)
-        text = column.cast("string")
         bounds = [b for b in (self.params.get("min"), self.params.get("max")) if b is not None]
         if all(is_number(bound) for bound in bounds):
             if family in ("numeric", "float"):
-                return (F.when(~F.isnan(column), column) if family == "float" else column), None
+                # NaN lies in no interval.
+                return (F.when(F.call_function("not", F.isnan(column)), column) if family == "float" else column), None
             if family == "string":
-                return numeric_text(text), None
+                return numeric_text(column), None
             raise self.rule_error(f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
         date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in bounds)
         if family == "date":
@@ -192,7 +192,7 @@ class RangeCheck(_LabelledCheck):
         if family == "timestamp":
             return column, data_type.simpleString()
         if family == "string":
-            return datetime_of_text(text), "timestamp"
+            return datetime_of_text(column), "timestamp"
         raise self.rule_error(f"date bounds need a date or timestamp column, but {name} is {data_type.simpleString()}")
 
     def violation(self, df: DataFrame) -> Column:
@@ -205,12 +205,13 @@ class RangeCheck(_LabelledCheck):
             # this cast of the rule's own text cannot fail.
             return number_literal(raw) if cast_to is None else F.lit(format_value(raw)).cast(cast_to)
 
-        inside = []
-        if self.params.get("min") is not None:
-            inside.append(value >= bound(self.params["min"]))
-        if self.params.get("max") is not None:
-            inside.append(value <= bound(self.params["max"]))
-        within = inside[0] if len(inside) == 1 else inside[0] & inside[1]
+        low, high = self.params.get("min"), self.params.get("max")
+        if low is not None and high is not None:
+            # NULL unless both hold, which not_true below reads as out of range, like AND's
+            # FALSE or NULL; the function costs less than the operator.
+            within = F.when(value >= bound(low), value <= bound(high))
+        else:
+            within = value >= bound(low) if low is not None else value <= bound(high)
         # NULL passes (pair the rule with not_null); a present value that could not be read
         # as the bounds' kind compares as NULL, and is out of range.
         return F.isnotnull(column_of(df, self.params["column"])) & not_true(within)
@@ -236,7 +237,9 @@ class RegexCheck(_LabelledCheck):
         return render_code(self.rule_type, self.params["column"], self.params["pattern"])
 
     def violation(self, df: DataFrame) -> Column:
-        return not_true(matches(column_of(df, self.params["column"]).cast("string"), self.params["pattern"]))
+        column = column_of(df, self.params["column"])
+        text = column if type_family(column_type(df, self.params["column"])) == "string" else column.cast("string")
+        return not_true(matches(text, self.params["pattern"]))
 
     def describe_pass(self) -> str:
         return "all values match"

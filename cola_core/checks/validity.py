@@ -336,9 +336,9 @@ def missing_condition(column: Column, params: Mapping[str, Any], data_type: Data
     from pyspark.sql import functions as F
 
     missing = F.isnull(column)
-    if params.get("missing_values"):
-        missing = missing | _is_in(column, params["missing_values"], data_type)
-    return is_true(missing)
+    if not params.get("missing_values"):
+        return missing  # never NULL
+    return is_true(missing | _is_in(column, params["missing_values"], data_type))
 
 
 def invalid_condition(column: Column, params: Mapping[str, Any], data_type: DataType | None = None) -> Column:
@@ -351,12 +351,13 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
     """
     from pyspark.sql import functions as F
 
-    text = column.cast("string")
     family = type_family(data_type)
+    # A string column is its own text (the cast would only cost the JVM round trips).
+    text = column if family == "string" else column.cast("string")
     number = column
     if params.get("valid_min") is not None or params.get("valid_max") is not None:
         if family == "float":
-            number = F.when(~F.isnan(column), column)  # NaN lies in no interval
+            number = F.when(F.call_function("not", F.isnan(column)), column)  # NaN lies in no interval
         elif family != "numeric":
             number = numeric_text(text)
     valid: list[Column] = []
