@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = [
-    "AGGREGATE_METRICS",
     "ColumnStatCheck",
     "DistinctMetricCheck",
     "FreshnessCheck",
@@ -158,8 +157,6 @@ _STAT_FUNCTIONS = {
     "sum": "sum",
     "stddev": "stddev_samp",
 }
-
-AGGREGATE_METRICS = tuple(_STAT_FUNCTIONS)
 
 
 def _unmeasured(rows: int, measured: int, column: str, needed: int = 1, what: str = "non-NULL values") -> str:
