@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Hashable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -151,6 +151,18 @@ def matches(text: Column, pattern: str) -> Column:
     from pyspark.sql import functions as F
 
     return F.rlike(text, F.lit(pattern))
+
+
+@overload
+def scope_column(where: str) -> Column: ...
+
+
+@overload
+def scope_column(where: None) -> None: ...
+
+
+@overload
+def scope_column(where: str | None) -> Column | None: ...
 
 
 def scope_column(where: str | None) -> Column | None:

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from cola_core._columns import quote, shared_columns
+from cola_core._columns import is_true, quote, shared_columns
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError
@@ -48,7 +48,7 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
-    flagged = [F.when(F.coalesce(predicate, F.lit(False)), F.lit(code)) for code, predicate in pairs]
+    flagged = [F.when(is_true(predicate), F.lit(code)) for code, predicate in pairs]
     return F.array_distinct(F.array_compact(F.array(*flagged)))
 
 
@@ -85,7 +85,7 @@ def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
         complete_key = complete_key & F.col(quote(column)).isNotNull()
     # A key with a NULL in it names no entity, so such rows are never pulled in.
     key_rejected = F.max(F.when(complete_key, F.size(codes) > 0)).over(Window.partitionBy(*[quote(c) for c in key]))
-    pulled_in = (F.size(codes) == 0) & F.coalesce(key_rejected, F.lit(False))
+    pulled_in = (F.size(codes) == 0) & is_true(key_rejected)
     return F.when(pulled_in, F.array(F.lit(render_code("quarantine_key", *key)))).otherwise(codes)
 
 

@@ -28,7 +28,7 @@ from functools import reduce
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cola_core._columns import scope_column, shared
+from cola_core._columns import is_true, scope_column, shared
 from cola_core._format import format_number, render_code
 from cola_core.errors import ColaError, ColaRuleError
 from cola_core.params import Param
@@ -399,7 +399,7 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
 
         broken = F.lit(False)
         for _, predicate in self.violations(df):
-            broken = broken | F.coalesce(predicate, F.lit(False))
+            broken = broken | is_true(predicate)
         return self.in_scope(broken)
 
     def count_offending(self, df: DataFrame) -> Column:

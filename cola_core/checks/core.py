@@ -11,7 +11,14 @@ from cola_core._format import format_value, plural, render_code
 from cola_core._values import as_datetime, is_datetime_text, is_number
 from cola_core.checks._regex import compile_pattern
 from cola_core.checks.base import BaseCheck, Capability
-from cola_core.checks.validity import column_type, datetime_of_text, number_literal, numeric_text, type_family
+from cola_core.checks.validity import (
+    column_type,
+    datetime_of_text,
+    number_literal,
+    numeric_text,
+    text_of,
+    type_family,
+)
 from cola_core.errors import ColaRuleError
 from cola_core.judging import judge_metric
 from cola_core.params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
@@ -238,7 +245,7 @@ class RegexCheck(_LabelledCheck):
 
     def violation(self, df: DataFrame) -> Column:
         column = column_of(df, self.params["column"])
-        text = column if type_family(column_type(df, self.params["column"])) == "string" else column.cast("string")
+        text = text_of(column, column_type(df, self.params["column"]))
         return not_true(matches(text, self.params["pattern"]))
 
     def describe_pass(self) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._columns import column_of
 from cola_core._format import format_value
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.checks.validity import column_type, text_of
 from cola_core.params import SCALAR_LIST, STRING, Param
 from cola_core.result import CheckResult
 
@@ -34,7 +35,8 @@ class ValuesPresentCheck(BaseCheck):
     def aggregations(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
 
-        text = column_of(df, self.params["column"]).cast("string")
+        name = self.params["column"]
+        text = text_of(column_of(df, name), column_type(df, name))
         return [F.collect_set(F.when(self.in_scope(text.isin(self.expected)), text))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:

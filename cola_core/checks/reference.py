@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, exact_sum_input
+from cola_core._columns import column_of, exact_sum_input, scope_column
 from cola_core._format import format_number, render_code
 from cola_core._spark_errors import first_line
 from cola_core._values import plain_number
@@ -290,7 +290,6 @@ class ReconcileCheck(_ReferenceCheck):
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         from pyspark.errors import PySparkException
-        from pyspark.sql import functions as F
 
         column = self.params.get("column")
         reference_column = self.params.get("reference_column", column)
@@ -300,7 +299,7 @@ class ReconcileCheck(_ReferenceCheck):
         condition = self.params.get("reference_where")
         if condition is not None:
             try:
-                reference = reference.where(F.coalesce(F.expr(condition), F.lit(False)))
+                reference = reference.where(scope_column(condition))
             except PySparkException as error:
                 reason = f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}"
                 raise self.rule_error(reason) from error

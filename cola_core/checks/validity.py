@@ -51,6 +51,7 @@ __all__ = [
     "missing_condition",
     "number_literal",
     "numeric_text",
+    "text_of",
     "type_family",
     "validate_validity",
 ]
@@ -178,6 +179,12 @@ def column_type(df: DataFrame, column: str) -> DataType:
             return field.dataType
     # A nested field such as 'address.city': let Spark's analyzer resolve it.
     return df.select(column).schema.fields[0].dataType
+
+
+def text_of(column: Column, data_type: DataType | None) -> Column:
+    """``column`` as text; a string column is its own text (the cast would be a no-op that
+    still costs the JVM round trips of a Column method)."""
+    return column if type_family(data_type) == "string" else column.cast("string")
 
 
 def type_family(data_type: DataType | None) -> str:
@@ -352,8 +359,7 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
     from pyspark.sql import functions as F
 
     family = type_family(data_type)
-    # A string column is its own text (the cast would only cost the JVM round trips).
-    text = column if family == "string" else column.cast("string")
+    text = text_of(column, data_type)
     number = column
     if params.get("valid_min") is not None or params.get("valid_max") is not None:
         if family == "float":
