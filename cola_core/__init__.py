@@ -20,6 +20,7 @@ from cola_core.result import CheckResult, RuleSeverity, Severity
 from cola_core.runner import JobOutcome, run_job
 from cola_core.specs import OutputSpec, SourceSpec
 from cola_core.split import ColaSplit
+from cola_core.split_write import SplitOutcome
 from cola_core.thresholds import Threshold, parse_threshold
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "RuleSeverity",
     "Severity",
     "SourceSpec",
+    "SplitOutcome",
     "Threshold",
     "ThresholdError",
     "load_checks",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["condition_of", "first_line", "is_data_error", "sql_state_of"]
+__all__ = ["condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "sql_state_of"]
 
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 _SQL_STATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})")
@@ -27,6 +27,15 @@ _DATA_CAUSES = re.compile(
     r"|javax\.xml\.xpath\.\w*Exception|java\.util\.\w*Format\w*Exception"
     r"|java\.lang\.(?:NumberFormatException|ArithmeticException|IllegalArgumentException)"
     r"|java\.time\.\w*Exception)"
+)
+
+# File system refusals that a retry cannot fix: the target is in the way, not writable, or
+# not there. Timeouts, lost executors and other I/O errors are not among them.
+_LASTING_STORAGE = re.compile(
+    r"org\.apache\.hadoop\.(?:fs\.(?:ParentNotDirectoryException|FileAlreadyExistsException"
+    r"|PathIsNotDirectoryException|PathIsDirectoryException|PathExistsException|PathAccessDeniedException"
+    r"|PathPermissionException)|security\.AccessControlException)"
+    r"|java\.nio\.file\.(?:AccessDeniedException|NotDirectoryException|FileAlreadyExistsException)"
 )
 
 
@@ -57,6 +66,12 @@ def is_data_error(error: BaseException) -> bool:
     if state is not None:
         return state.startswith(_DATA_STATES)
     return _DATA_CAUSES.search(str(error)) is not None
+
+
+def is_lasting_storage_error(error: BaseException) -> bool:
+    """Whether a write failed because of the target itself (a file where a folder must go, no
+    permission), which the same write would meet again, rather than a passing failure."""
+    return _LASTING_STORAGE.search(str(error)) is not None
 
 
 def first_line(error: BaseException) -> str:

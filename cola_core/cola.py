@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
@@ -14,7 +15,9 @@ from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
 from cola_core.samples import attach_samples
+from cola_core.specs import OutputSpec
 from cola_core.split import ColaSplit, split_block
+from cola_core.split_write import SplitOutcome, split_write
 from cola_core.sqlguard import allowing_outside_access
 from cola_core.storage import write_output
 
@@ -92,14 +95,59 @@ class Cola:
         checked_samples(samples)
         with self.sql_scope():
             checks = self._checks(rules)
-            results = run_block(df, checks, self.distinct_strategy)
-            # A failing rule's own output (a sql rule's failed rows) is written once it has run.
-            # run_block returns one result per check, in order: the lengths are equal.
-            for check, result in zip(checks, results, strict=True):
-                output = check.failed_rows_output
-                if output is not None and result.failed_rows is not None and not result.passed:
-                    write_output(result.failed_rows, output)
-            return attach_samples(df, checks, results, samples) if samples else results
+            return self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
+
+    def split_write(
+        self,
+        df: DataFrame,
+        rules: Any,
+        valid: Mapping[str, Any] | str | OutputSpec,
+        invalid: Mapping[str, Any] | str | OutputSpec,
+        *,
+        annotate: str | None = None,
+        quarantine_key: Sequence[str] | None = None,
+        samples: int = 0,
+    ) -> SplitOutcome:
+        """Measure ``df`` and write its valid and invalid rows: one evaluation, one commit.
+
+        The input is evaluated once, so every row is in exactly one output even when the
+        input is not deterministic, and the block's plain aggregates and both counts are
+        measured on that same write. Both outputs are published together, or neither is.
+        Both outputs have the input's columns, then ``annotate`` (NULL on valid rows), then
+        ``<annotate>_warnings`` when there are warning rules. See the README's "Writing a
+        split" for what is atomic on each kind of destination.
+
+        Args:
+            rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
+            valid: where the rows that break no row-level rule go: an output config
+                (``{"path" | "table", "format", "mode", "partition_by", "options"}``) or a
+                parquet path.
+            invalid: where the other rows go.
+            annotate: the ``array<string>`` column of the codes of the rules each row broke.
+            quarantine_key: columns naming an entity, as for :meth:`split`.
+            samples: as for :meth:`run`.
+
+        Raises:
+            ColaOutputError: an output is malformed, exists in ``errorifexists`` mode, or
+                could not be written or published; nothing new is left at either.
+            ColaRuleError: a malformed rule, before any Spark work.
+        """
+        checked_samples(samples)
+        with self.sql_scope():
+            checks = self._checks(rules)
+            outcome = split_write(df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key)
+            return replace(outcome, results=self._finish(df, checks, outcome.results, samples))
+
+    def _finish(
+        self, df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], samples: int
+    ) -> list[CheckResult]:
+        # A failing rule's own output (a sql rule's failed rows) is written once it has run.
+        # The block gives one result per check, in order: the lengths are equal.
+        for check, result in zip(checks, results, strict=True):
+            output = check.failed_rows_output
+            if output is not None and result.failed_rows is not None and not result.passed:
+                write_output(result.failed_rows, output)
+        return attach_samples(df, checks, results, samples) if samples else results
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None

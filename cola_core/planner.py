@@ -44,11 +44,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DISTINCT_STRATEGIES",
     "BlockPlan",
+    "checked_block",
     "count_distinct_rows",
     "distinct_count_column",
     "distinct_key",
     "ensure_columns",
     "ensure_conditions",
+    "measure_block",
     "plan_block",
     "prepare_all",
     "read_inputs",
@@ -127,8 +129,6 @@ def _nested_problem(df: DataFrame, path: str) -> str | None:
     except PySparkException as error:
         return f"column {path!r} cannot be read as a nested field: {first_line(error)}"
     return None
-
-
 
 
 def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
@@ -332,12 +332,40 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     """
     if distinct_strategy not in DISTINCT_STRATEGIES:
         raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
-    ensure_columns(df, checks)
-    ensure_conditions(df, checks)
-    checks = read_inputs(df, checks)
+    checks = checked_block(df, checks)
     # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
+    return measure_block(df, checks, prepared, plan, distinct_strategy)
+
+
+def checked_block(df: DataFrame, checks: Sequence[BaseCheck]) -> list[BaseCheck]:
+    """The checks, refused if Spark cannot run them on ``df`` (no job), bound to their references.
+
+    Raises:
+        ColaRuleError: a rule names a missing column, or a condition Spark cannot evaluate.
+        ColaSourceError: a rule's reference cannot be read.
+    """
+    ensure_columns(df, checks)
+    ensure_conditions(df, checks)
+    return read_inputs(df, checks)
+
+
+def measure_block(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    prepared: DataFrame,
+    plan: BlockPlan,
+    distinct_strategy: str = "separate",
+    observed: Sequence[Any] | None = None,
+) -> list[CheckResult]:
+    """The results of checks already checked, prepared and planned (:func:`run_block`'s steps).
+
+    Args:
+        observed: the values of ``plan.aggregates``, in order, when they were measured on
+            another pass over the rows (``split_write`` observes them on its write); then the
+            block's own aggregation is not run. Distinct sets are then counted separately.
+    """
     aggregates = list(plan.aggregates)
     distinct_counts: dict[DistinctSet, int] = {}
     inline_at: dict[DistinctSet, int] = {}
@@ -345,7 +373,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     broken: dict[int, str] = {}
     for number, distinct_set in enumerate(plan.distinct_sets):
         column_set, where = distinct_set
-        if distinct_strategy == "inline":
+        if distinct_strategy == "inline" and observed is None:
             inline_at[distinct_set] = len(aggregates)
             aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))
             continue
@@ -355,12 +383,16 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
             if not is_data_error(error):
                 raise
             broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
-    try:
-        row: list[Any] = _one_row(prepared, aggregates) if aggregates else []
-    except Exception as error:
-        if not is_data_error(error):
-            raise
-        row = _measure_each(prepared, plan, aggregates, inline_at, broken)
+    row: list[Any]
+    if observed is not None:
+        row = list(observed)
+    else:
+        try:
+            row = _one_row(prepared, aggregates) if aggregates else []
+        except Exception as error:
+            if not is_data_error(error):
+                raise
+            row = _measure_each(prepared, plan, aggregates, inline_at, broken)
     distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items() if row[at] is not None})
 
     results = []

@@ -19,7 +19,7 @@ from cola_core.registry import load_checks
 from cola_core.report import summarise, write_report
 from cola_core.result import CheckResult
 from cola_core.rules_file import read_rules_file
-from cola_core.storage import ensure_writable, read_source, write_counted
+from cola_core.storage import ensure_writable, read_source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -106,16 +106,18 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
         failed_rows_outputs = [check.failed_rows_output for check in checks if check.failed_rows_output is not None]
         for output in (*spec.outputs, *failed_rows_outputs):
             ensure_writable(spark, output)
-        if spec.command == "split":
-            # Built first: a bad annotate column is refused before any Spark job runs.
-            split = cola.split(df, checks, annotate=spec.annotate, quarantine_key=spec.quarantine_key or None)
-        results = cola.run(df, checks, samples=spec.samples)
-        validated_at = dt.datetime.now(dt.timezone.utc)
         counts: dict[str, int] = {}
         if spec.command == "split":
             assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
-            counts["valid_count"] = write_counted(split.valid, spec.valid_output)
-            counts["invalid_count"] = write_counted(split.invalid, spec.invalid_output)
+            split = cola.split_write(
+                df, checks, spec.valid_output, spec.invalid_output,
+                annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, samples=spec.samples,
+            )
+            results = split.results
+            counts = {"valid_count": split.valid_count, "invalid_count": split.invalid_count}
+        else:
+            results = cola.run(df, checks, samples=spec.samples)
+        validated_at = dt.datetime.now(dt.timezone.utc)
         if spec.report is not None:
             write_report(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     return JobOutcome(results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"))

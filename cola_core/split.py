@@ -24,7 +24,9 @@ from cola_core.planner import ensure_columns, ensure_conditions, prepare_all, re
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["ColaSplit", "codes_column", "split_block"]
+__all__ = [
+    "ColaSplit", "FlaggedRows", "check_split_options", "checked_split", "codes_column", "flag_rows", "split_block",
+]
 
 
 class ColaSplit(NamedTuple):
@@ -37,14 +39,21 @@ class ColaSplit(NamedTuple):
 
 def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     """``array<string>`` of the codes a row breaks, in rule order, each code once."""
-    from pyspark.sql import functions as F
+    return _codes_of(_code_pairs(df, checks))
 
-    pairs = [
+
+def _code_pairs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[str, Column]]:
+    return [
         (code, check.in_scope(predicate))
         for check in checks
         if check.is_row_level
         for code, predicate in check.violations(df)
     ]
+
+
+def _codes_of(pairs: Sequence[tuple[str, Column]]) -> Column:
+    from pyspark.sql import functions as F
+
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
@@ -52,9 +61,15 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     return F.array_distinct(F.array_compact(F.array(*flagged)))
 
 
-def _check_names(
+def check_split_options(
     df: DataFrame, annotate: str | None, quarantine_key: Sequence[str] | None, with_warnings: bool
 ) -> None:
+    """Refuse an ``annotate`` column that exists (or its warnings column, when there are warning
+    rules), or a ``quarantine_key`` that is not a list of ``df``'s columns.
+
+    Raises:
+        ColaError: naming the option and what is wrong.
+    """
     existing = {c.lower() for c in df.columns}
     if annotate is not None:
         if not isinstance(annotate, str) or not annotate.strip():
@@ -89,6 +104,91 @@ def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
     return F.when(pulled_in, F.array(F.lit(render_code("quarantine_key", *key)))).otherwise(codes)
 
 
+class FlaggedRows(NamedTuple):
+    """The input's rows with the codes they break, before they are told apart.
+
+    Attributes:
+        rows: the input's columns, then ``codes`` and, when asked for, ``warnings``.
+        columns: the input's column names.
+        codes: the name of the ``array<string>`` column of blocking codes (empty: valid).
+        warnings: the name of the column of warning codes, or ``None``.
+        code_list: every code the ``codes`` column can hold, each once, in its order there.
+    """
+
+    rows: DataFrame
+    columns: list[str]
+    codes: str
+    warnings: str | None
+    code_list: tuple[str, ...]
+
+    def valid_columns(self, annotate: str | None) -> list[Column]:
+        """The valid side's columns: the input's, then ``<annotate>_warnings``."""
+        from pyspark.sql import functions as F
+
+        warnings = [F.col(self.warnings).alias(f"{annotate}_warnings")] if self.warnings else []
+        return [*(F.col(quote(name)) for name in self.columns), *warnings]
+
+    def invalid_columns(self, annotate: str | None) -> list[Column]:
+        """The invalid side's columns: the input's, then ``<annotate>``, then its warnings."""
+        from pyspark.sql import functions as F
+
+        codes = [F.col(self.codes).alias(annotate)] if annotate else []
+        warnings = [F.col(self.warnings).alias(f"{annotate}_warnings")] if self.warnings else []
+        return [*(F.col(quote(name)) for name in self.columns), *codes, *warnings]
+
+
+def checked_split(
+    df: DataFrame, checks: Sequence[BaseCheck], annotate: str | None, quarantine_key: Sequence[str] | None
+) -> list[BaseCheck]:
+    """The row-level checks of ``checks``, refused before any job if the split cannot run.
+
+    Raises:
+        ColaError: a bad ``annotate`` or ``quarantine_key``.
+        ColaRuleError: a rule Spark cannot evaluate on ``df``.
+    """
+    row_checks = [check for check in checks if check.is_row_level]
+    check_split_options(df, annotate, quarantine_key, any(check.severity_level == "warn" for check in row_checks))
+    ensure_columns(df, row_checks)
+    ensure_conditions(df, row_checks)
+    return read_inputs(df, row_checks)
+
+
+def flag_rows(
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+) -> FlaggedRows:
+    """Every row of ``df`` with the codes of the rules it breaks (one projection of ``prepared``).
+
+    Args:
+        prepared: ``df`` with the helper columns of the checks (``prepare_all``).
+        row_checks: bound row-level checks (:func:`checked_split`).
+    """
+    from pyspark.sql import functions as F
+
+    blocking = [check for check in row_checks if check.severity_level != "warn"]
+    warning = [check for check in row_checks if check.severity_level == "warn"]
+    columns = [F.col(quote(name)) for name in df.columns]
+    # Fresh names for the helper columns, so that no column of the data can collide with them.
+    fresh = uuid.uuid4().hex
+    codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
+    with shared_columns():
+        pairs = _code_pairs(prepared, blocking)
+        codes = _codes_of(pairs)
+        extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
+    code_list = [code for code, _ in pairs]
+    flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
+    if quarantine_key:
+        keep_warnings = [F.col(warnings_name)] if extra else []
+        spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
+        flagged = flagged.select(*columns, spread, *keep_warnings)
+        code_list.append(render_code("quarantine_key", *quarantine_key))
+    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None,
+                       tuple(dict.fromkeys(code_list)))
+
+
 def split_block(
     df: DataFrame,
     checks: Sequence[BaseCheck],
@@ -104,29 +204,9 @@ def split_block(
     """
     from pyspark.sql import functions as F
 
-    row_checks = [check for check in checks if check.is_row_level]
-    _check_names(df, annotate, quarantine_key, any(check.severity_level == "warn" for check in row_checks))
-    ensure_columns(df, row_checks)
-    ensure_conditions(df, row_checks)
-    row_checks = read_inputs(df, row_checks)
-    blocking = [check for check in row_checks if check.severity_level != "warn"]
-    warning = [check for check in row_checks if check.severity_level == "warn"]
-    columns = [F.col(quote(name)) for name in df.columns]
-    # Fresh names for the helper columns, so that no column of the data can collide with them.
-    fresh = uuid.uuid4().hex
-    codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
-    # Helper columns that checks add (reference lookups) are used here and dropped below.
-    prepared = prepare_all(df, row_checks)
-    with shared_columns():
-        codes = codes_column(prepared, blocking)
-        extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
-    flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
-    if quarantine_key:
-        keep_warnings = [F.col(warnings_name)] if extra else []
-        spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
-        flagged = flagged.select(*columns, spread, *keep_warnings)
-    warnings_out = [F.col(warnings_name).alias(f"{annotate}_warnings")] if extra else []
-    valid = flagged.where(F.size(codes_name) == 0).select(*columns, *warnings_out)
-    codes_out = [F.col(codes_name).alias(annotate)] if annotate else []
-    invalid = flagged.where(F.size(codes_name) > 0).select(*columns, *codes_out, *warnings_out)
+    row_checks = checked_split(df, checks, annotate, quarantine_key)
+    # Helper columns that checks add (reference lookups) are used here and dropped by flag_rows.
+    flagged = flag_rows(df, prepare_all(df, row_checks), row_checks, annotate, quarantine_key)
+    valid = flagged.rows.where(F.size(flagged.codes) == 0).select(*flagged.valid_columns(annotate))
+    invalid = flagged.rows.where(F.size(flagged.codes) > 0).select(*flagged.invalid_columns(annotate))
     return ColaSplit(valid, invalid)

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from cola_core._spark_errors import condition_of, first_line
+from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.specs import GLOB_CHARACTERS, OutputSpec, SourceSpec, parse_output, parse_source, without_file_scheme
 from cola_core.sqlguard import spark_parse_problem
@@ -89,7 +89,7 @@ def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) ->
             raise _exists_error(spec) from error
         if condition == "DATA_SOURCE_NOT_FOUND":
             raise ColaOutputError(f"format {spec.format!r} is not available on this Spark cluster") from error
-        if condition is not None:
+        if condition is not None or is_lasting_storage_error(error):
             raise ColaOutputError(f"cannot write {spec.target}: {first_line(error)}") from error
         raise
 

@@ -1,0 +1,353 @@
+"""Publishing staged outputs: moving what was written to staging into place, all or nothing.
+
+``split_write`` writes a split once, to a staging folder beside its destinations; this module
+then moves the staged files into the destinations with Hadoop's ``FileSystem`` (directory and
+file renames) and the catalog (``ALTER TABLE ... RENAME TO``, ``REFRESH TABLE``). Each step
+done is recorded in a :class:`Publication` with the step that takes it back: when a later step
+fails, the earlier ones are undone in reverse order, so that the destinations are left as
+they were. Backups of overwritten outputs are deleted only once every step has succeeded.
+
+What this makes atomic depends on the file system: a directory rename is one atomic
+operation on HDFS, the local file system and ABFS with a hierarchical namespace, but S3 and
+other object stores copy every file to rename a folder (see the README's "What is atomic").
+The Hadoop API is reached through the JVM of a classic session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from cola_core._spark_errors import first_line
+from cola_core.errors import ColaOutputError
+from cola_core.sqlguard import tokenize
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["FileSystem", "Publication", "TableFacts", "sibling_table", "table_facts"]
+
+# Spark's file listing skips names starting with these, so readers never see staging folders
+# and backups named so, nor Hadoop's checksum and marker files.
+_HIDDEN = ("_", ".")
+
+
+class FileSystem:
+    """The few Hadoop ``FileSystem`` calls publishing needs, on any location Spark can write.
+
+    Raises:
+        ColaOutputError: at creation, for a session without a JVM (Spark Connect).
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        jvm, jsc = getattr(spark, "_jvm", None), getattr(spark, "_jsc", None)
+        if jvm is None or jsc is None:
+            raise ColaOutputError(
+                "writing a split in one pass needs a classic Spark session (it publishes with Hadoop's file "
+                "system API); over Spark Connect, use Cola().split and write the two DataFrames"
+            )
+        self._jvm = jvm
+        self._conf = jsc.hadoopConfiguration()
+
+    def _resolve(self, location: str) -> tuple[Any, Any]:
+        path = self._jvm.org.apache.hadoop.fs.Path(location)
+        return path, path.getFileSystem(self._conf)
+
+    def qualified(self, location: str) -> str:
+        """``location`` as a full URI (``file:/tmp/out``), as Spark's writers resolve it."""
+        path, fs = self._resolve(location)
+        return str(fs.makeQualified(path).toString())
+
+    def same_file_system(self, first: str, second: str) -> bool:
+        """Whether a rename can move ``first`` to ``second`` (one scheme and authority)."""
+        return bool(self._resolve(first)[1].getUri().equals(self._resolve(second)[1].getUri()))
+
+    def exists(self, location: str) -> bool:
+        path, fs = self._resolve(location)
+        return bool(fs.exists(path))
+
+    def is_directory(self, location: str) -> bool:
+        path, fs = self._resolve(location)
+        return bool(fs.exists(path) and fs.getFileStatus(path).isDirectory())
+
+    def parent(self, location: str) -> str:
+        path, fs = self._resolve(location)
+        parent = fs.makeQualified(path).getParent()
+        if parent is None:
+            raise ColaOutputError(f"output {location!r} is the root of its file system; write to a folder below it")
+        return str(parent.toString())
+
+    def child(self, location: str, name: str) -> str:
+        return str(self._jvm.org.apache.hadoop.fs.Path(location, name).toString())
+
+    def sibling(self, location: str, prefix: str) -> str:
+        """A fresh hidden name beside ``location``: ``<parent>/<prefix>_<hex>_<name>``."""
+        path, _ = self._resolve(location)
+        return self.child(self.parent(location), f"{prefix}_{uuid.uuid4().hex}_{path.getName()}")
+
+    def rename(self, source: str, target: str) -> None:
+        """Move ``source`` to ``target``, which must not exist (Hadoop would move it inside)."""
+        (source_path, fs), (target_path, _) = self._resolve(source), self._resolve(target)
+        if fs.exists(target_path):
+            raise ColaOutputError(f"cannot move {source} to {target}: {target} already exists")
+        if not fs.rename(source_path, target_path):
+            raise ColaOutputError(f"cannot move {source} to {target}: the file system refused the rename")
+
+    def delete(self, location: str) -> None:
+        path, fs = self._resolve(location)
+        fs.delete(path, True)
+
+    def make_folders(self, location: str) -> list[str]:
+        """Create ``location`` and its missing parents; returns those created, deepest first."""
+        created: list[str] = []
+        current = location
+        while not self.exists(current):
+            created.append(current)
+            current = self.parent(current)
+        path, fs = self._resolve(location)
+        if created and not fs.mkdirs(path):
+            raise ColaOutputError(f"cannot create the folder {location}")
+        if not self.is_directory(location):
+            raise ColaOutputError(f"cannot create the folder {location}: {current} is a file, not a folder")
+        return created
+
+    def data_files(self, location: str) -> list[str]:
+        """The files under ``location`` that readers see, as paths relative to it."""
+        path, fs = self._resolve(location)
+        found: list[str] = []
+
+        def walk(folder: Any, prefix: str) -> None:
+            for status in fs.listStatus(folder):
+                name = str(status.getPath().getName())
+                if name.startswith(_HIDDEN):
+                    continue
+                if status.isDirectory():
+                    walk(status.getPath(), f"{prefix}{name}/")
+                else:
+                    found.append(f"{prefix}{name}")
+
+        walk(path, "")
+        return found
+
+    def touch(self, location: str) -> None:
+        path, fs = self._resolve(location)
+        fs.create(path, True).close()
+
+
+@dataclass
+class Publication:
+    """The steps of a publication done so far, each with what undoes it.
+
+    ``done(undo)`` records a step that has succeeded; ``rollback`` undoes them all, newest
+    first; ``after_commit`` actions (deleting a backup) run only in ``commit``, once nothing
+    can fail any more.
+    """
+
+    _undo: list[tuple[str, Callable[[], None]]] = field(default_factory=list)
+    _after_commit: list[Callable[[], None]] = field(default_factory=list)
+
+    def done(self, description: str, undo: Callable[[], None]) -> None:
+        self._undo.append((description, undo))
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self._after_commit.append(action)
+
+    def rollback(self) -> list[str]:
+        """Undo every step, newest first; returns what could not be undone (usually nothing)."""
+        problems = []
+        for description, undo in reversed(self._undo):
+            try:
+                undo()
+            except Exception as error:  # keep undoing the rest; the caller reports these
+                problems.append(f"{description}: {first_line(error)}")
+        self._undo.clear()
+        self._after_commit.clear()
+        return problems
+
+    def commit(self) -> list[str]:
+        """Run the after-commit actions; returns those that failed (the outputs are published)."""
+        problems = []
+        for action in self._after_commit:
+            try:
+                action()
+            except Exception as error:  # a leftover backup is untidy, not a lost row
+                problems.append(first_line(error))
+        self._undo.clear()
+        self._after_commit.clear()
+        return problems
+
+
+def publish_folder(publication: Publication, fs: FileSystem, staged: str, target: str, mode: str) -> None:
+    """Move the staged folder ``staged`` into ``target`` as ``mode`` says, recording the undo.
+
+    - absent target (any mode): ``staged`` is renamed to ``target``;
+    - ``overwrite`` of an existing target: the target is renamed aside, then ``staged`` in;
+      the old one is deleted after the commit;
+    - ``append`` to an existing target: each staged file is renamed into it (their names,
+      chosen by Spark's writers, hold the job's unique id).
+
+    Raises:
+        ColaOutputError: a step failed; the steps of this call already done are recorded.
+    """
+    if not fs.exists(target):
+        created = fs.make_folders(fs.parent(target))
+        publication.done(f"created {fs.parent(target)}", lambda: _remove_empty(fs, created))
+        fs.rename(staged, target)
+        publication.done(f"published {target}", lambda: fs.rename(target, staged))
+    elif mode == "overwrite":
+        backup = fs.sibling(target, "_cola_previous")
+        fs.rename(target, backup)
+        publication.done(f"moved {target} aside", lambda: fs.rename(backup, target))
+        fs.rename(staged, target)
+        publication.done(f"published {target}", lambda: fs.rename(target, staged))
+        publication.after_commit(lambda: fs.delete(backup))
+    elif mode == "append":
+        for relative in fs.data_files(staged):
+            source, destination = fs.child(staged, relative), fs.child(target, relative)
+            created = fs.make_folders(fs.parent(destination))
+            publication.done(f"created {fs.parent(destination)}", partial(_remove_empty, fs, created))
+            fs.rename(source, destination)
+            publication.done(f"appended {destination}", partial(fs.rename, destination, source))
+    else:
+        raise ColaOutputError(
+            f"output {target} already exists and its mode is {mode!r}; "
+            "set \"mode\" to \"overwrite\" or \"append\", or choose another target"
+        )
+    publication.after_commit(lambda: fs.touch(fs.child(target, "_SUCCESS")))
+
+
+def _remove_empty(fs: FileSystem, folders: list[str]) -> None:
+    # Deepest first; a folder someone else has filled meanwhile is left alone.
+    for folder in folders:
+        if fs.exists(folder) and not fs.data_files(folder):
+            fs.delete(folder)
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """What publishing needs to know of an existing table.
+
+    Attributes:
+        name: the name as given.
+        managed: whether Spark owns its files (``MANAGED``), rather than ``EXTERNAL``.
+        provider: its data source (``parquet``, ``delta``, ``hive``...), lower case.
+        location: its folder.
+        columns: its columns, in order, with their types (``("id", "bigint")``).
+        partition_columns: its partition columns, in order.
+    """
+
+    name: str
+    managed: bool
+    provider: str
+    location: str
+    columns: tuple[tuple[str, str], ...]
+    partition_columns: tuple[str, ...]
+
+
+def table_facts(spark: SparkSession, name: str) -> TableFacts | None:
+    """The facts of table ``name``, or ``None`` when it does not exist.
+
+    Raises:
+        ColaOutputError: ``name`` is a view or a temporary view, which cannot be written.
+    """
+    if not spark.catalog.tableExists(name):
+        return None
+    table = spark.catalog.getTable(name)
+    if table.isTemporary or str(table.tableType).upper() == "VIEW":
+        raise ColaOutputError(f"output table {name} is a view; write to a table or a path")
+    details = {
+        str(row["col_name"]).strip(): str(row["data_type"]).strip()
+        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+        if row["col_name"] is not None and row["data_type"] is not None
+    }
+    listed = spark.catalog.listColumns(name)
+    return TableFacts(
+        name=name,
+        managed=str(table.tableType).upper() == "MANAGED",
+        provider=details.get("Provider", "").lower(),
+        location=details.get("Location", ""),
+        columns=tuple((column.name, column.dataType) for column in listed),
+        partition_columns=tuple(column.name for column in listed if column.isPartition),
+    )
+
+
+def sibling_table(name: str, prefix: str) -> str:
+    """A fresh table name in ``name``'s database: ``db.`<prefix>_<hex>_<table>```."""
+    parts = [token.text for token in tokenize(name, "table") if token.kind in ("word", "quoted")]
+    fresh = f"{prefix}_{uuid.uuid4().hex}_{parts[-1]}"
+    return ".".join(f"`{part.replace('`', '``')}`" for part in [*parts[:-1], fresh])
+
+
+def rename_table(spark: SparkSession, source: str, target: str) -> None:
+    """``ALTER TABLE source RENAME TO target`` (a catalog operation; a managed table's folder moves too)."""
+    try:
+        spark.sql(f"ALTER TABLE {source} RENAME TO {target}")
+    except Exception as error:  # pyspark's analysis or JVM errors, all reported the same way
+        raise ColaOutputError(f"cannot rename table {source} to {target}: {first_line(error)}") from error
+
+
+def drop_table(spark: SparkSession, name: str) -> None:
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def publish_new_table(publication: Publication, spark: SparkSession, staged: str, target: str) -> None:
+    """Rename the staged table ``staged`` to ``target``, which must not exist."""
+    if spark.catalog.tableExists(target):
+        raise ColaOutputError(f"output table {target} appeared while the split was written; nothing was published")
+    rename_table(spark, staged, target)
+    publication.done(f"created table {target}", lambda: rename_table(spark, target, staged))
+
+
+def publish_table_swap(publication: Publication, spark: SparkSession, staged: str, target: str) -> None:
+    """Overwrite ``target`` with the staged table: the old one is renamed aside, then dropped at commit."""
+    backup = sibling_table(target, "_cola_previous")
+    rename_table(spark, target, backup)
+    publication.done(f"moved table {target} aside", lambda: rename_table(spark, backup, target))
+    rename_table(spark, staged, target)
+    publication.done(f"published table {target}", lambda: rename_table(spark, target, staged))
+    publication.after_commit(lambda: drop_table(spark, backup))
+
+
+def publish_table_files(
+    publication: Publication, spark: SparkSession, fs: FileSystem, staged: str, facts: TableFacts
+) -> None:
+    """Append to a file-based table: its staged files are moved into its folder, then the
+    table is refreshed (and, when partitioned, its new partitions registered)."""
+    before = _partitions(spark, facts)
+    # Recorded first, so undone last: once the files are back where they were, Spark's
+    # cached listing of the table must forget the moved ones.
+    publication.done(f"refreshed {facts.name}", partial(_refresh, spark, facts.name))
+    publish_folder(publication, fs, staged, facts.location, "append")
+    if facts.partition_columns:
+        spark.sql(f"ALTER TABLE {facts.name} RECOVER PARTITIONS")
+        added = [spec for spec in _partitions(spark, facts) if spec not in before]
+        undo = partial(_drop_partitions, spark, facts, added)
+        publication.done(f"registered the new partitions of {facts.name}", undo)
+    _refresh(spark, facts.name)
+
+
+def _refresh(spark: SparkSession, name: str) -> None:
+    spark.sql(f"REFRESH TABLE {name}")
+
+
+def _partitions(spark: SparkSession, facts: TableFacts) -> list[str]:
+    if not facts.partition_columns:
+        return []
+    return [str(row[0]) for row in spark.sql(f"SHOW PARTITIONS {facts.name}").collect()]
+
+
+def _drop_partitions(spark: SparkSession, facts: TableFacts, specs: list[str]) -> None:
+    for spec in specs:
+        # SHOW PARTITIONS gives a=1/b=x; the values are escaped as in a folder name.
+        pairs = [part.split("=", 1) for part in spec.split("/")]
+        clause = ", ".join(f"`{name}` = '{_unescape(value)}'" for name, value in pairs)
+        spark.sql(f"ALTER TABLE {facts.name} DROP IF EXISTS PARTITION ({clause})")
+
+
+def _unescape(value: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(value).replace("\\", "\\\\").replace("'", "\\'")

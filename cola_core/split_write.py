@@ -1,0 +1,607 @@
+"""``split_write``: both outputs of a split from one evaluation of the input, published together.
+
+The design, measured against caching and checkpointing in ``benchmarks/SPLIT_NOTES.md``:
+
+1. **One write.** Every row, with the codes it breaks and its outcome (valid or invalid), is
+   written once to a staging folder beside the destinations, partitioned by outcome. The
+   block's plain aggregates and the two row counts are observed on that same write
+   (``DataFrame.observe``), so the input is evaluated once: every row lands in exactly one
+   output even when the input is not deterministic, and the counts are those of the rows
+   written. Distinct counts cannot be observed (Spark refuses DISTINCT in observed metrics),
+   so each distinct column set costs its own pass, as in ``run``.
+2. **Publish.** Each outcome's folder is moved into its destination (``cola_core.publish``):
+   a rename for a path output with the staging write's layout; otherwise its rows are first
+   copied from staging (a deterministic read) into that destination's format, partitioning
+   or table. If any step fails, the steps done are undone and nothing new is left at either
+   destination.
+
+The outputs have the schemas of :meth:`Cola.split`'s: valid the input's columns (then
+``<annotate>_warnings`` when there are warning rules), invalid the input's columns, then the
+annotate column, then the warnings. One write has one schema, so with ``annotate`` the codes
+are not a column of the staging write: each distinct set of codes becomes a folder of its own
+(a hex bit mask over the block's codes, ``mask=0a1``), the valid rows all in the all-zero
+one. The valid folder is then published as it is, and the invalid rows, usually the few, are
+copied once with the mask turned back into the array of codes.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cola_core._columns import quote
+from cola_core._spark_errors import first_line, is_data_error
+from cola_core.checks.base import BaseCheck
+from cola_core.errors import ColaError, ColaOutputError
+from cola_core.planner import checked_block, measure_block, plan_block, prepare_all
+from cola_core.publish import (
+    FileSystem,
+    Publication,
+    TableFacts,
+    drop_table,
+    publish_folder,
+    publish_new_table,
+    publish_table_files,
+    publish_table_swap,
+    sibling_table,
+    table_facts,
+)
+from cola_core.result import CheckResult
+from cola_core.specs import OutputSpec, parse_output
+from cola_core.split import check_split_options, flag_rows
+from cola_core.storage import write_output
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["SplitOutcome", "split_write"]
+
+_LOG = logging.getLogger(__name__)
+VALID, INVALID = "valid", "invalid"
+# Formats whose files a table's folder can receive directly, columns matched by name or order.
+_FILE_TABLE_PROVIDERS = ("parquet", "orc", "json", "csv")
+
+
+@dataclass(frozen=True)
+class SplitOutcome:
+    """What ``split_write`` measured and published.
+
+    Attributes:
+        results: one result per rule, in order, as ``Cola().run`` gives them.
+        valid_count: the rows published to the valid output.
+        invalid_count: the rows published to the invalid output.
+    """
+
+    results: list[CheckResult]
+    valid_count: int
+    invalid_count: int
+
+
+@dataclass
+class _Destination:
+    """One output of the split, and how it is published."""
+
+    side: str
+    spec: OutputSpec
+    # "folder": a path renamed from staging; "copy": a path written from the staged rows
+    # first; "new-table", "swap-table", "append-table" (see cola_core.publish).
+    how: str = "folder"
+    location: str | None = None
+    facts: TableFacts | None = None
+    staged: str | None = None  # the folder or table to publish from
+    leftovers: list[str] = field(default_factory=list)  # staging folders to delete at the end
+    leftover_tables: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"{self.side} output {self.spec.target}"
+
+
+def split_write(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    valid: Any,
+    invalid: Any,
+    *,
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+) -> SplitOutcome:
+    """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published together.
+
+    Args:
+        valid: where the rows that break no row-level rule go: an output config or a path.
+        invalid: where the other rows go.
+        annotate: the ``array<string>`` column of the codes each invalid row broke.
+        quarantine_key: columns naming an entity whose rows are rejected together.
+
+    Raises:
+        ColaOutputError: a malformed or unwritable output, or a write or publish that failed;
+            then nothing new is left at either destination.
+        ColaRuleError: a rule Spark cannot run on ``df`` (before any job).
+        ColaError: a row rule Spark cannot evaluate on the data, so no row can be placed.
+    """
+    destinations = [_Destination(VALID, parse_output(valid)), _Destination(INVALID, parse_output(invalid))]
+    spark = df.sparkSession
+    fs = FileSystem(spark)
+    checks = checked_block(df, checks)
+    row_checks = [check for check in checks if check.is_row_level]
+    check_split_options(df, annotate, quarantine_key, any(c.severity_level == "warn" for c in row_checks))
+    for destination in destinations:
+        _resolve(spark, fs, destination)
+    _refuse_same_target(fs, *destinations)
+
+    prepared = prepare_all(df, checks)
+    plan = plan_block(df, checks, prepared)
+    staging = _Staging.beside(spark, fs, df, destinations, annotate)
+    has_warnings = bool(annotate) and any(check.severity_level == "warn" for check in row_checks)
+    _refuse_unwritable_columns(df, annotate, has_warnings, destinations, staging)
+    try:
+        observed, counts, flagged = _write_staging(df, prepared, row_checks, plan.aggregates, staging,
+                                                   annotate, quarantine_key)
+        for destination in destinations:
+            _choose_route(fs, destination, staging, flagged)
+        results = measure_block(df, checks, prepared, plan, observed=observed)
+        for destination in destinations:
+            try:
+                _stage(spark, fs, destination, staging, flagged, annotate)
+            except ColaOutputError as error:
+                reason = first_line(error.__cause__) if error.__cause__ is not None else str(error)
+                message = f"cannot write the {destination.label}: {reason}; nothing was published"
+                raise ColaOutputError(message) from error
+        _publish(spark, fs, destinations)
+    except _RowRulesFailed as failure:
+        results = measure_block(df, checks, prepared, plan)
+        unmeasured = [r.message for r in results if not r.passed and "could not evaluate" in r.message]
+        problem = "; ".join(unmeasured) if unmeasured else failure.reason
+        raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
+    finally:
+        _clean_up(spark, fs, staging.folder, destinations)
+    return SplitOutcome(results, counts[VALID], counts[INVALID])
+
+
+class _RowRulesFailed(Exception):
+    """The staging write failed on the values of the data, even without observed aggregates."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """The staging write: where it goes, its layout, and its helper columns.
+
+    Attributes:
+        folder: a fresh hidden folder beside the first destination with a folder.
+        layout: the format, options and partitioning of the first path output (so that it is
+            published by a rename), parquet when both outputs are tables.
+        outcome: the column naming the outcome folders (``valid``/``invalid``).
+        mask: the column naming the codes folders, with ``annotate``; else ``None``.
+    """
+
+    folder: str
+    layout: OutputSpec
+    outcome: str
+    mask: str | None
+
+    @classmethod
+    def beside(
+        cls, spark: SparkSession, fs: FileSystem, df: DataFrame, destinations: list[_Destination], annotate: str | None
+    ) -> _Staging:
+        anchor = next((d.location for d in destinations if d.location is not None), None)
+        if anchor is not None:
+            folder = fs.sibling(anchor, "_cola_staging")
+        else:
+            warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse") or "spark-warehouse"
+            folder = fs.child(fs.qualified(warehouse), f"_cola_staging_{uuid.uuid4().hex}")
+        first_path = next((d.spec for d in destinations if d.spec.path is not None), None)
+        layout = first_path if first_path is not None else OutputSpec(path=folder)
+        # With too many codes for a folder name (_MAX_MASKED_CODES), they are a column of the
+        # write instead, and both outputs are copied from it with their own columns.
+        taken = {name.lower() for name in df.columns}
+        fresh = uuid.uuid4().hex
+        outcome, mask = f"__cola_outcome_{fresh}", f"__cola_codes_{fresh}"
+        assert outcome not in taken and mask not in taken, "a fresh uuid names no column of the data"
+        return cls(folder, layout, outcome, mask if annotate else None)
+
+    def write_spec(self, *, mask: bool) -> OutputSpec:
+        partitions = (self.outcome, *([self.mask] if mask and self.mask else []), *self.layout.partition_by)
+        return OutputSpec(path=self.folder, format=self.layout.format, partition_by=partitions,
+                          options=self.layout.options)
+
+    def side(self, fs: FileSystem, side: str) -> str:
+        return fs.child(self.folder, f"{self.outcome}={side}")
+
+
+def _write_staging(
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    aggregates: Sequence[Column],
+    staging: _Staging,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+) -> tuple[list[Any] | None, dict[str, int], _Flagged]:
+    """The one write of every row; returns the observed aggregates (or ``None``), the counts of
+    the rows written per outcome, and what the write holds.
+
+    The aggregates ride on the write when Spark can observe them all; a plan it refuses to
+    observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
+    scan (which measures each rule apart when one fails on the data).
+    """
+    from pyspark.sql import Observation
+
+    fs = FileSystem(df.sparkSession)
+    for observe_aggregates in ([True, False] if aggregates else [False]):
+        observation = Observation(f"cola_aggregates_{uuid.uuid4().hex}") if observe_aggregates else None
+        scanned = prepared
+        if observation is not None:
+            try:
+                scanned = prepared.observe(observation, *(a.alias(f"a{n}") for n, a in enumerate(aggregates)))
+            except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
+                _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
+                continue
+        flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key)
+        try:
+            write_output(flagged.rows, staging.write_spec(mask=flagged.masked))
+        except ColaOutputError as error:
+            fs.delete(staging.folder)
+            cause = error.__cause__ or error
+            if not is_data_error(cause):
+                raise ColaOutputError(
+                    f"cannot write the split to its staging folder {staging.folder}: {first_line(cause)}; "
+                    "nothing was published"
+                ) from error
+            if observe_aggregates:
+                continue
+            raise _RowRulesFailed(first_line(cause)) from error
+        counted = flagged.counts.get
+        observed = None
+        if observation is not None:
+            values = observation.get
+            observed = [values[f"a{n}"] for n in range(len(aggregates))]
+        return observed, {VALID: int(counted[VALID]), INVALID: int(counted[INVALID])}, flagged
+    raise AssertionError("the last attempt returns or raises")
+
+
+@dataclass(frozen=True)
+class _Flagged:
+    """The rows of the staging write and how to read each side back.
+
+    Attributes:
+        rows: the input's columns, the codes (``codes_in_data``) and the warnings, the
+            outcome and the codes mask; observed with ``counts``.
+        read_schema: the schema of a side's folder read back (all but the outcome).
+        code_list: the codes, in the order of the mask's bits.
+        masked: whether the codes are in the mask (else in a column, or absent).
+        codes_column: the name of the codes column when ``codes_in_data``.
+        warnings: the name of the warnings column, or ``None``.
+        columns: the input's column names.
+    """
+
+    rows: DataFrame
+    counts: Any
+    read_schema: StructType
+    code_list: tuple[str, ...]
+    masked: bool
+    codes_column: str | None
+    warnings: str | None
+    columns: list[str]
+
+
+def _flagged(
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    staging: _Staging,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+) -> _Flagged:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key)
+    rejected = F.size(flagged.codes) > 0
+    masked = bool(annotate and staging.mask and flagged.code_list and len(flagged.code_list) <= _MAX_MASKED_CODES)
+    in_data = bool(annotate and flagged.code_list and not masked)
+    codes = [F.when(rejected, F.col(flagged.codes)).alias(flagged.codes)] if in_data else []
+    warnings = [F.col(flagged.warnings)] if flagged.warnings else []
+    mask = [_mask_of(F.col(flagged.codes), flagged.code_list).alias(staging.mask)] if masked and staging.mask else []
+    rows = flagged.rows.select(
+        *(F.col(quote(name)) for name in flagged.columns), *codes, *warnings,
+        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome), *mask,
+    )
+    counts = Observation(f"cola_split_counts_{uuid.uuid4().hex}")
+    is_valid = F.col(staging.outcome) == F.lit(VALID)
+    rows = rows.observe(counts, F.count(F.when(is_valid, 1)).alias(VALID), F.count(F.when(~is_valid, 1)).alias(INVALID))
+    return _Flagged(
+        rows=rows,
+        counts=counts,
+        read_schema=rows.drop(staging.outcome).schema,
+        code_list=flagged.code_list,
+        masked=masked,
+        codes_column=flagged.codes if in_data else None,
+        warnings=flagged.warnings,
+        columns=flagged.columns,
+    )
+
+
+# Each hex digit of the mask holds 4 codes; a folder name must stay under 255 bytes.
+_MAX_MASKED_CODES = 800
+
+
+def _mask_of(codes: Column, code_list: Sequence[str]) -> Column:
+    """The hex bit mask of the codes in ``codes`` (bit ``i`` for ``code_list[i]``, 4 per digit)."""
+    from pyspark.sql import functions as F
+
+    digits = []
+    for start in range(0, len(code_list), 4):
+        bits = [
+            F.when(F.array_contains(codes, F.lit(code)), F.lit(1 << bit)).otherwise(F.lit(0))
+            for bit, code in enumerate(code_list[start:start + 4])
+        ]
+        total = bits[0]
+        for bit_value in bits[1:]:
+            total = total + bit_value
+        digits.append(F.hex(total))
+    return F.concat(*digits)
+
+
+def _codes_from_mask(mask: Column, code_list: Sequence[str]) -> Column:
+    """The array of codes a mask of :func:`_mask_of` stands for, in ``code_list``'s order."""
+    from pyspark.sql import functions as F
+
+    flags = [
+        F.when(
+            F.conv(F.substring(mask, index // 4 + 1, 1), 16, 10).cast("int").bitwiseAND(F.lit(1 << (index % 4))) != 0,
+            F.lit(code),
+        )
+        for index, code in enumerate(code_list)
+    ]
+    return F.array_compact(F.array(*flags))
+
+
+def _with_path(spec: OutputSpec, path: str) -> OutputSpec:
+    return OutputSpec(path=path, format=spec.format, mode="errorifexists", partition_by=spec.partition_by,
+                      options=spec.options)
+
+
+def _resolve(spark: SparkSession, fs: FileSystem, destination: _Destination) -> None:
+    """Refuse, before any job, a destination that cannot be published, and say how it will be."""
+    spec = destination.spec
+    if spec.mode == "ignore":
+        raise ColaOutputError(
+            f"mode 'ignore' cannot be used for the {destination.label}: a split publishes both outputs or "
+            "neither; use append, overwrite or errorifexists"
+        )
+    if spec.path is not None:
+        destination.location = fs.qualified(spec.path)
+        if spec.mode in ("error", "errorifexists") and fs.exists(destination.location):
+            raise _exists(destination)
+        return
+    assert spec.table is not None, "parse_output gives a path or a table"
+    facts = table_facts(spark, spec.table)
+    destination.facts = facts
+    if facts is None:
+        destination.how = "new-table"
+    elif spec.mode in ("error", "errorifexists"):
+        raise _exists(destination)
+    elif spec.mode == "overwrite":
+        if not facts.managed:
+            raise ColaOutputError(
+                f"the {destination.label} is an external table; a split overwrites only managed tables "
+                "(an external table's files are not Spark's to replace); write to its path instead"
+            )
+        destination.how = "swap-table"
+    else:
+        if facts.provider not in _FILE_TABLE_PROVIDERS or not facts.location:
+            raise ColaOutputError(
+                f"the {destination.label} is a {facts.provider or 'non-file'} table; a split appends to file-based "
+                f"tables ({', '.join(_FILE_TABLE_PROVIDERS)}) only, whose new files it can publish at once"
+            )
+        destination.how = "append-table"
+        destination.location = facts.location
+
+
+def _exists(destination: _Destination) -> ColaOutputError:
+    return ColaOutputError(
+        f"the {destination.label} already exists and its mode is {destination.spec.mode!r}; "
+        "set \"mode\" to \"overwrite\" or \"append\", or choose another target"
+    )
+
+
+def _refuse_same_target(fs: FileSystem, valid: _Destination, invalid: _Destination) -> None:
+    if valid.spec.table is not None and invalid.spec.table is not None:
+        if valid.spec.table.lower() == invalid.spec.table.lower():
+            raise ColaOutputError(f"the valid and invalid outputs are the same table, {valid.spec.table}")
+        return
+    if valid.location is None or invalid.location is None:
+        return
+    first, second = valid.location.rstrip("/") + "/", invalid.location.rstrip("/") + "/"
+    if first.startswith(second) or second.startswith(first):
+        raise ColaOutputError(
+            f"the valid output {valid.spec.target} and the invalid output {invalid.spec.target} overlap; "
+            "give them separate folders"
+        )
+
+
+def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, flagged: _Flagged) -> None:
+    """A path output is published by renaming its staged folder when that folder is already
+    what it must hold; otherwise its rows are copied from staging first."""
+    if destination.how != "folder":
+        return
+    spec, layout = destination.spec, staging.layout
+    same_layout = (spec.format, dict(spec.options), spec.partition_by) == (
+        layout.format, dict(layout.options), layout.partition_by,
+    )
+    codes_to_rebuild = flagged.codes_column is not None or (destination.side == INVALID and flagged.masked)
+    assert destination.location is not None
+    if codes_to_rebuild or not same_layout or not fs.same_file_system(destination.location, staging.folder):
+        destination.how = "copy"
+
+
+def _side_columns(df: DataFrame, side: str, annotate: str | None, has_warnings: bool) -> list[str]:
+    """The columns of one output, as :meth:`Cola.split` gives them."""
+    codes = [annotate] if annotate and side == INVALID else []
+    warnings = [f"{annotate}_warnings"] if has_warnings else []
+    return [*df.columns, *codes, *warnings]
+
+
+def _refuse_unwritable_columns(
+    df: DataFrame, annotate: str | None, has_warnings: bool, destinations: list[_Destination], staging: _Staging
+) -> None:
+    """Refuse, before any job, a CSV output of the codes arrays, or rows a table cannot take."""
+    arrays = {VALID: [f"{annotate}_warnings"] if has_warnings else []}
+    arrays[INVALID] = [*([annotate] if annotate else []), *arrays[VALID]]
+    if arrays[VALID] and staging.layout.format == "csv":
+        raise _csv_error(arrays[VALID][0])
+    for destination in destinations:
+        facts = destination.facts
+        output_format = facts.provider if facts is not None else destination.spec.format
+        if arrays[destination.side] and output_format == "csv":
+            raise _csv_error(arrays[destination.side][0])
+        if destination.how != "append-table":
+            continue
+        assert facts is not None
+        names = _side_columns(df, destination.side, annotate, has_warnings)
+        if {name.lower() for name, _ in facts.columns} != {name.lower() for name in names}:
+            raise ColaOutputError(
+                f"the {destination.label} has the columns {', '.join(n for n, _ in facts.columns)}, "
+                f"but the split writes {', '.join(names)} to it"
+            )
+
+
+def _csv_error(column: str) -> ColaOutputError:
+    return ColaOutputError(
+        f"a csv output cannot hold the array column {column!r}; write parquet, orc or json, or leave out annotate"
+    )
+
+
+def _stage(
+    spark: SparkSession,
+    fs: FileSystem,
+    destination: _Destination,
+    staging: _Staging,
+    flagged: _Flagged,
+    annotate: str | None,
+) -> None:
+    """Make what ``destination`` is published from: its staged folder, or a copy of its rows
+    in its own format, columns and partitioning (a folder, or a table under a fresh name)."""
+    from pyspark.sql import functions as F
+
+    side, spec = destination.side, destination.spec
+    if destination.how == "folder":
+        folder = staging.side(fs, side)
+        if flagged.masked:
+            # Every valid row has the all-zero mask; an invalid side is never renamed as it is.
+            folder = fs.child(folder, f"{staging.mask}={'0' * -(-len(flagged.code_list) // 4)}")
+        if fs.exists(folder):
+            destination.staged = folder
+        elif spec.mode != "append" or not fs.exists(destination.location or ""):
+            # No row had this outcome, so the write made no folder: an empty output is made,
+            # with the schema where the format keeps one. Appending no rows publishes nothing.
+            empty = _read_staged(spark, fs, staging, flagged, side, annotate)
+            write_output(empty, _with_path(staging.layout, folder))
+            destination.staged = folder
+        return
+    rows = _read_staged(spark, fs, staging, flagged, side, annotate)
+    if destination.how == "copy":
+        assert destination.location is not None
+        destination.staged = fs.sibling(destination.location, "_cola_staging")
+        destination.leftovers.append(destination.staged)
+        write_output(rows, _with_path(spec, destination.staged))
+    elif destination.how == "append-table":
+        facts = destination.facts
+        assert facts is not None
+        by_name = {name.lower(): name for name in rows.columns}
+        ordered = [F.col(quote(by_name[name.lower()])).cast(data_type).alias(name) for name, data_type in facts.columns]
+        destination.staged = fs.sibling(facts.location, "_cola_staging")
+        destination.leftovers.append(destination.staged)
+        table_files = OutputSpec(path=destination.staged, format=facts.provider, partition_by=facts.partition_columns,
+                                 options=spec.options)
+        write_output(rows.select(*ordered), table_files)
+    else:
+        assert spec.table is not None
+        destination.staged = sibling_table(spec.table, "_cola_staging")
+        destination.leftover_tables.append(destination.staged)
+        kept = destination.facts
+        table_format = spec.format or (kept.provider if kept is not None else None)
+        partition_by = spec.partition_by or (kept.partition_columns if kept is not None else ())
+        write_output(rows, OutputSpec(table=destination.staged, format=table_format, partition_by=partition_by,
+                                      options=spec.options))
+
+
+def _read_staged(
+    spark: SparkSession, fs: FileSystem, staging: _Staging, flagged: _Flagged, side: str, annotate: str | None
+) -> DataFrame:
+    """One side's rows, read back from staging with that side's columns: a plain read of files
+    already written, so the same rows whatever the input does meanwhile."""
+    from pyspark.sql import functions as F
+
+    folder = staging.side(fs, side)
+    if fs.exists(folder):
+        reader = spark.read.format(staging.layout.format or "parquet").options(**staging.layout.options)
+        rows = reader.schema(flagged.read_schema).load(folder)
+    else:
+        rows = spark.createDataFrame([], flagged.read_schema)
+    columns = [F.col(quote(name)) for name in flagged.columns]
+    if annotate and side == INVALID:
+        if flagged.masked:
+            assert staging.mask is not None
+            columns.append(_codes_from_mask(F.col(staging.mask), flagged.code_list).alias(annotate))
+        elif flagged.codes_column is not None:
+            columns.append(F.col(flagged.codes_column).alias(annotate))
+        else:  # no row rule at all: no row is invalid, and the column is an empty array
+            columns.append(F.array().cast("array<string>").alias(annotate))
+    if flagged.warnings is not None:
+        columns.append(F.col(flagged.warnings).alias(f"{annotate}_warnings"))
+    return rows.select(*columns)
+
+
+def _publish(spark: SparkSession, fs: FileSystem, destinations: list[_Destination]) -> None:
+    """Publish both destinations, or undo what was done and raise."""
+    publication = Publication()
+    for destination in destinations:
+        staged = destination.staged
+        if staged is None:
+            continue  # no rows to append
+        try:
+            if destination.how in ("folder", "copy"):
+                assert destination.location is not None
+                publish_folder(publication, fs, staged, destination.location, destination.spec.mode)
+            elif destination.how == "append-table":
+                assert destination.facts is not None
+                publish_table_files(publication, spark, fs, staged, destination.facts)
+            elif destination.how == "swap-table":
+                assert destination.spec.table is not None
+                publish_table_swap(publication, spark, staged, destination.spec.table)
+            else:
+                assert destination.spec.table is not None
+                publish_new_table(publication, spark, staged, destination.spec.table)
+        except Exception as error:  # Hadoop's and Spark's errors too: every failure is undone
+            problems = publication.rollback()
+            undone = (
+                "nothing was published" if not problems
+                else f"undoing the other steps failed too ({'; '.join(problems)})"
+            )
+            raise ColaOutputError(f"cannot publish the {destination.label}: {first_line(error)}; {undone}") from error
+    for problem in publication.commit():
+        _LOG.warning("the split is published, but a backup could not be removed: %s", problem)
+
+
+def _clean_up(spark: SparkSession, fs: FileSystem, staging: str, destinations: list[_Destination]) -> None:
+    """Remove the staging folders and tables (a published folder has been moved out already)."""
+    for location in [staging, *(f for d in destinations for f in d.leftovers)]:
+        try:
+            fs.delete(location)
+        except Exception as error:  # a leftover hidden folder is untidy, never read
+            _LOG.warning("could not remove the staging folder %s: %s", location, first_line(error))
+    for table in (t for d in destinations for t in d.leftover_tables):
+        try:
+            drop_table(spark, table)
+        except Exception as error:
+            _LOG.warning("could not drop the staging table %s: %s", table, first_line(error))
