@@ -2,7 +2,10 @@
 
 The decorated function receives ``spark`` (a SparkSession, as with ``@task.pyspark``) and
 returns the DataFrame to check. The rules run in-process, and the task pushes the same XCom
-dict as ``ColaCheckOperator``, then branches or applies ``on_failure`` in the same way.
+dict as ``ColaCheckOperator``, then branches or applies ``on_failure`` in the same way. Given
+``valid_output`` and ``invalid_output``, the task splits the DataFrame as
+``ColaSplitOperator`` splits its source: through the engine's one split path (``run_job``
+with a ``split`` job), with ``valid_count`` and ``invalid_count`` in its XCom.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from airflow_provider_cola._outcome import (
     checked_switch,
     settle,
 )
-from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
+from airflow_provider_cola._rules import RuleBlock, checked_output, dag_folder, load_rules
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
+from cola_core.errors import ColaError
 from cola_core.job import JobSpec
 
 if TYPE_CHECKING:
@@ -43,9 +47,12 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
     """The operator behind ``@cola_check``; see :func:`cola_check` for the arguments."""
 
     custom_operator_name = "@task.cola_check"
-    template_fields: Sequence[str] = ("templates_dict", "op_args", "op_kwargs", "rules", "conf")
+    template_fields: Sequence[str] = (
+        "templates_dict", "op_args", "op_kwargs", "rules", "conf", "valid_output", "invalid_output", "annotate",
+    )
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "templates_dict": "json", "op_args": "py", "op_kwargs": "py", "rules": "json", "conf": "json",
+        "valid_output": "json", "invalid_output": "json",
     }
     inherits_from_skipmixin = True
 
@@ -60,6 +67,10 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         conf: dict[str, Any] | None = None,
         samples: int = 0,
         allow_external_access: bool = False,
+        valid_output: dict[str, Any] | str | None = None,
+        invalid_output: dict[str, Any] | str | None = None,
+        annotate: str | None = None,
+        quarantine_key: list[str] | None = None,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -71,12 +82,18 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.conf = conf
         self.samples = checked_samples(samples)
         self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
+        _check_split_arguments(valid_output, invalid_output, annotate, quarantine_key)
+        self.valid_output = valid_output
+        self.invalid_output = invalid_output
+        self.annotate = annotate
+        self.quarantine_key = quarantine_key
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
             for p in python_callable.__signature__.parameters.values()  # type: ignore[attr-defined]
         )
         self._block: RuleBlock | None = None
+        self._job: JobSpec | None = None
         super().__init__(
             kwargs_to_upstream={"python_callable": python_callable, "op_args": op_args, "op_kwargs": op_kwargs},
             python_callable=python_callable,
@@ -102,12 +119,13 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
     def execute(self, context: Context) -> Mapping[str, Any]:
         # Again: execute() may be called without rendering (a test calling it directly).
         self._mask_secrets()
-        # The rules are checked before any Spark session starts.
+        # The rules, the outputs and the job are checked before any Spark session starts.
         self._block = load_rules(
             self.rules,
             base_dir=dag_folder(context.get("dag") or self.get_dag()),
             allow_external_access=self.allow_external_access,
         )
+        self._job = self._job_spec(self._block, self._job_outputs())
         summary = super().execute(context)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -116,9 +134,9 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
 
         from cola_core.runner import load_job, run_job
 
-        assert self._block is not None, "execute() loads the rules first"
+        assert self._block is not None and self._job is not None, "execute() loads the rules and the job first"
         # The rules were parsed by load_rules, with the job's engine settings: not again.
-        job = load_job(self._job_spec(self._block), checks=self._block.checks)
+        job = load_job(self._job, checks=self._block.checks)
         spark, started_here = self._session()
         try:
             if self._takes_spark:
@@ -133,14 +151,44 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             if started_here:
                 spark.stop()
 
-    def _job_spec(self, block: RuleBlock) -> JobSpec:
-        """The job run on the function's DataFrame: every argument that reaches the engine goes here."""
-        return JobSpec(
-            command="check",
-            rules=tuple(block.rules),
-            samples=self.samples,
-            allow_external_access=self.allow_external_access,
-        )
+    def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:
+        """The job run on the function's DataFrame: every argument that reaches the engine goes here.
+
+        Args:
+            block: the rules, validated (``load_rules``).
+            outputs: the split's outputs, validated (:meth:`_job_outputs`); empty for a check.
+
+        Raises:
+            ColaConfigError: the engine refuses the job as specified.
+        """
+        try:
+            return JobSpec(
+                command="split" if outputs else "check",
+                rules=tuple(block.rules),
+                samples=self.samples,
+                allow_external_access=self.allow_external_access,
+                **outputs,
+            )
+        except ColaError as error:
+            raise ColaConfigError(f"invalid Cola job: {error}") from error
+
+    def _job_outputs(self) -> dict[str, Any]:
+        """The ``JobSpec`` fields of the split, each output checked as ``ColaSplitOperator`` does.
+
+        Empty without ``valid_output`` (then there is no ``invalid_output`` either: ``__init__``
+        refuses one without the other).
+
+        Raises:
+            ColaConfigError: an output config is malformed.
+        """
+        if self.valid_output is None or self.invalid_output is None:
+            return {}
+        return {
+            "valid_output": checked_output(self.valid_output, "valid_output"),
+            "invalid_output": checked_output(self.invalid_output, "invalid_output"),
+            "annotate": self.annotate or None,
+            "quarantine_key": tuple(self.quarantine_key or ()),
+        }
 
     def _session(self) -> tuple[SparkSession, bool]:
         """The session to use, and whether this task started it (and so must stop it).
@@ -182,6 +230,37 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         return master, {key: value for key, value in extra.items() if str(key).startswith("spark.")}
 
 
+def _check_split_arguments(
+    valid_output: Any, invalid_output: Any, annotate: Any, quarantine_key: Any
+) -> None:
+    """Refuse (at DAG parse time) a split given by halves: one output, or options without both.
+
+    Raises:
+        ColaConfigError: one of ``valid_output``/``invalid_output`` without the other, or
+            ``annotate``/``quarantine_key`` without them, or a ``quarantine_key`` that is one
+            string instead of a list of column names.
+    """
+    given = [name for name, value in (("valid_output", valid_output), ("invalid_output", invalid_output))
+             if value is not None]
+    if len(given) == 1:
+        missing = "invalid_output" if given == ["valid_output"] else "valid_output"
+        raise ColaConfigError(
+            f"a @cola_check split needs both valid_output and invalid_output: {given[0]} is given "
+            f"but {missing} is not"
+        )
+    options = [name for name, value in (("annotate", annotate), ("quarantine_key", quarantine_key)) if value]
+    if options and not given:
+        raise ColaConfigError(
+            f"{' and '.join(options)} only {'applies' if len(options) == 1 else 'apply'} to a split: "
+            "give valid_output and invalid_output as well"
+        )
+    if isinstance(quarantine_key, str):
+        raise ColaConfigError(
+            f"quarantine_key must be a list of column names, got {quarantine_key!r} "
+            f"(for one column: [{quarantine_key!r}])"
+        )
+
+
 def _with_injected_spark(signature: inspect.Signature) -> inspect.Signature:
     """The signature Airflow sees: ``spark`` defaults to None, since it is injected at run time.
 
@@ -217,6 +296,10 @@ def cola_check(
     conf: dict[str, Any] | None = None,
     samples: int = 0,
     allow_external_access: bool = False,
+    valid_output: dict[str, Any] | str | None = None,
+    invalid_output: dict[str, Any] | str | None = None,
+    annotate: str | None = None,
+    quarantine_key: list[str] | None = None,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -244,11 +327,26 @@ def cola_check(
             ``ColaCheckOperator``.
         allow_external_access: let SQL text in the rules call JVM functions and read storage
             (``Cola(allow_external_access=True)``); only for trusted rules.
+        valid_output: with ``invalid_output``, split the DataFrame as ``ColaSplitOperator``
+            does: where the rows that broke no row-level rule go, an output config
+            ``{"path" | "table", "format", "mode", "partition_by", "options"}`` or a parquet
+            path. Giving only one of the two is a ``ColaConfigError``. (templated)
+        invalid_output: where the other rows go, with the DataFrame's columns. (templated)
+        annotate: for a split, the name of an ``array<string>`` column added to the invalid
+            rows, holding the codes of the rules each row broke. (templated)
+        quarantine_key: for a split, columns naming an entity (``["order_id"]``): every row
+            sharing a key with a rejected row is rejected too.
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
         A task decorator; calling the decorated function in a DAG creates the task, whose XCom
-        ``return_value`` is ``{"severity", "passed", "counts", "results"}``.
+        ``return_value`` is ``{"severity", "passed", "counts", "results"}``, plus
+        ``valid_count`` and ``invalid_count`` for a split.
+
+    Raises:
+        ColaConfigError: (when the decorated function is called in a DAG) a split given by
+            halves: one of ``valid_output``/``invalid_output``, or ``annotate`` or
+            ``quarantine_key`` without both.
     """
     kwargs.pop("multiple_outputs", None)  # the result is one dict, pushed as one value
     return task_decorator_factory(
@@ -262,5 +360,9 @@ def cola_check(
         conf=conf,
         samples=samples,
         allow_external_access=allow_external_access,
+        valid_output=valid_output,
+        invalid_output=invalid_output,
+        annotate=annotate,
+        quarantine_key=quarantine_key,
         **kwargs,
     )

@@ -1,9 +1,10 @@
-"""``@cola_check`` / ``@task.cola_check``: in-process rules, XCom, on_failure and branching."""
+"""``@cola_check`` / ``@task.cola_check``: in-process rules, XCom, on_failure, branching and the split."""
 
 from __future__ import annotations
 
 import inspect
 import json
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,162 @@ def test_spark_gets_a_none_default_so_dag_parsing_binds(airflow_home):
     assert str(created.operator.python_callable.__signature__) == "(limit, *, spark=None)"
     assert created.operator.op_kwargs == {"limit": 3}
     assert created.operator.rules == [{"type": "row_count", "min": 1}]
+
+
+def _rows(folder: Path) -> list[dict]:
+    """The rows of a parquet folder the task wrote, sorted by their JSON text; read without Spark,
+    so that no session is active in the test process (a task would reuse it, not start its own)."""
+    import pyarrow.parquet as pq
+
+    return sorted(pq.read_table(str(folder)).to_pylist(), key=lambda row: json.dumps(row, sort_keys=True))
+
+
+def test_split_writes_the_valid_rows_and_a_quarantine_with_codes(run_dag, tmp_path):
+    outcome = run_dag("cola_test_decorator_split", "2024-01-03", {"output_dir": str(tmp_path)})
+
+    assert outcome.states == {
+        "split_orders": "success",
+        "announce": "success",
+        "split_lines": "success",
+        "bad_output": "failed",
+    }
+    assert outcome.xcom["split_orders"] == summary(
+        result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
+               failed_count=1),
+        result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
+               failed_count=1),
+        result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
+        result("regex", "fail", "regex(country,^[A-Z]{2}$): 1 value does not match (NULL counts as not matching)",
+               "BAD_COUNTRY", failed_count=1),
+        valid_count=1,
+        invalid_count=5,
+    )
+    assert "1 valid rows, 5 quarantined" in outcome.log
+    # valid_output, invalid_output and annotate are template fields.
+    assert {key: outcome.rendered["split_orders"][key] for key in ("valid_output", "invalid_output", "annotate")} == {
+        "valid_output": {"path": f"{tmp_path}/2024-01-03/valid", "mode": "overwrite"},
+        "invalid_output": {"path": f"{tmp_path}/2024-01-03/quarantine", "mode": "overwrite"},
+        "annotate": "rejections",
+    }
+    assert _rows(tmp_path / "2024-01-03" / "valid") == [
+        {"amount": 22.0, "country": "KE", "email": "nia@example.com", "order_id": 3001},
+    ]
+    assert _rows(tmp_path / "2024-01-03" / "quarantine") == [
+        {"amount": -15.0, "country": "EG", "email": "omar@example.com", "order_id": 3002,
+         "rejections": ["NEGATIVE_AMOUNT"]},
+        {"amount": 17.5, "country": "CA", "email": "quin@example.com", "order_id": None,
+         "rejections": ["not_null(order_id)"]},
+        {"amount": 300.0, "country": "in", "email": "raj@example.com", "order_id": 3005,
+         "rejections": ["BAD_COUNTRY"]},
+        {"amount": 48.0, "country": "FI", "email": "pia@example.com", "order_id": 3003,
+         "rejections": ["unique(order_id)"]},
+        {"amount": 48.0, "country": "FI", "email": "pia@example.com", "order_id": 3003,
+         "rejections": ["unique(order_id)"]},
+    ]
+
+
+def test_split_with_parquet_paths_and_a_quarantine_key(run_dag, tmp_path):
+    outcome = run_dag("cola_test_decorator_split", "2024-01-03", {"output_dir": str(tmp_path)})
+
+    assert outcome.states["split_lines"] == "success"
+    assert outcome.xcom["split_lines"] == summary(
+        result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
+        valid_count=2,
+        invalid_count=2,
+    )
+    assert _rows(tmp_path / "lines" / "valid") == [
+        {"order_id": 2, "line": 1, "amount": 3.0},
+        {"order_id": 3, "line": 1, "amount": 8.5},
+    ]
+    # Line 1 of order 1 broke nothing: it is rejected with its order, under the key's code.
+    assert _rows(tmp_path / "lines" / "quarantine") == [
+        {"order_id": 1, "line": 2, "amount": -4.0, "rejections": ["NEGATIVE_AMOUNT"]},
+        {"order_id": 1, "line": 1, "amount": 10.0, "rejections": ["quarantine_key(order_id)"]},
+    ]
+    assert (
+        "Cola checks that failed (on_failure='skip', so the task succeeds):\n"
+        "  [FAIL] range(amount,0,): 1 value out of range (>= 0)"
+    ) in outcome.log
+
+
+def test_a_malformed_split_output_fails_before_the_function_runs(run_dag, tmp_path):
+    outcome = run_dag("cola_test_decorator_split", "2024-01-03", {"output_dir": str(tmp_path)})
+
+    assert outcome.states["bad_output"] == "failed"
+    assert outcome.tries["bad_output"] == 1 and "bad_output" not in outcome.xcom
+    assert (
+        "airflow_provider_cola.errors.ColaConfigError: invalid invalid_output: output 'mode' must be one of "
+        "append, overwrite, error, errorifexists, ignore, got 'sometimes'\n"
+    ) in outcome.log
+    assert "bad_output was called" not in outcome.log
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"valid_output": "/lake/valid"},
+         "a @cola_check split needs both valid_output and invalid_output: valid_output is given but "
+         "invalid_output is not"),
+        ({"invalid_output": {"path": "/lake/quarantine", "mode": "overwrite"}},
+         "a @cola_check split needs both valid_output and invalid_output: invalid_output is given but "
+         "valid_output is not"),
+        ({"valid_output": "/lake/valid", "annotate": "rejections"},
+         "a @cola_check split needs both valid_output and invalid_output: valid_output is given but "
+         "invalid_output is not"),
+        ({"annotate": "rejections"},
+         "annotate only applies to a split: give valid_output and invalid_output as well"),
+        ({"quarantine_key": ["order_id"]},
+         "quarantine_key only applies to a split: give valid_output and invalid_output as well"),
+        ({"annotate": "rejections", "quarantine_key": ["order_id"]},
+         "annotate and quarantine_key only apply to a split: give valid_output and invalid_output as well"),
+        ({"valid_output": "/lake/valid", "invalid_output": "/lake/quarantine", "quarantine_key": "order_id"},
+         "quarantine_key must be a list of column names, got 'order_id' (for one column: ['order_id'])"),
+    ],
+    ids=["valid-only", "invalid-only", "valid-and-annotate", "annotate-only", "key-only", "options-only",
+         "key-as-a-string"],
+)
+def test_a_split_given_by_halves_is_refused_at_parse_time(airflow_home, arguments, message):
+    from airflow.sdk import DAG
+
+    from airflow_provider_cola.decorators import cola_check
+    from airflow_provider_cola.errors import ColaConfigError
+
+    def orders(spark):
+        return spark.range(1)
+
+    with DAG("parse_only_split", schedule=None), pytest.raises(ColaConfigError) as raised:
+        cola_check(rules=[{"type": "row_count", "min": 1}], **arguments)(orders)()
+    assert str(raised.value) == message
+
+
+def test_both_outputs_make_a_split_job(airflow_home):
+    from airflow.sdk import DAG
+
+    from airflow_provider_cola._rules import load_rules
+    from airflow_provider_cola.decorators import cola_check
+    from cola_core.job import JobSpec
+    from cola_core.specs import parse_output
+
+    def orders(spark):
+        return spark.range(1)
+
+    rules = [{"type": "row_count", "min": 1}]
+    with DAG("parse_only_split_job", schedule=None):
+        split = cola_check(
+            rules=rules, valid_output="/lake/valid", invalid_output={"path": "/lake/quarantine", "mode": "overwrite"},
+            annotate="rejections", quarantine_key=["id"], samples=2,
+        )(orders)().operator
+        check = cola_check(rules=rules)(orders)().operator
+
+    block = load_rules(rules)
+    assert split._job_spec(block, split._job_outputs()) == JobSpec(
+        command="split",
+        rules=tuple(rules),
+        samples=2,
+        valid_output=parse_output("/lake/valid"),
+        invalid_output=parse_output({"path": "/lake/quarantine", "mode": "overwrite"}),
+        annotate="rejections",
+        quarantine_key=("id",),
+    )
+    assert check._job_spec(block, check._job_outputs()) == JobSpec(command="check", rules=tuple(rules))

@@ -1,6 +1,8 @@
-"""``@cola_check`` beyond the example: on_failure="skip", a branch missing a severity, a bad return.
+"""``@cola_check`` beyond the example: on_failure="skip", a branch missing a severity, a bad return,
+and (in ``cola_test_decorator_split``) the split mode.
 
-Run by test_decorator.py on the failing sample day (2024-01-03).
+Run by test_decorator.py on the failing sample day (2024-01-03); the split DAG writes under
+its ``output_dir`` param.
 """
 
 from __future__ import annotations
@@ -71,3 +73,67 @@ with DAG(
     trusted()
     untrusted()
     gated() >> [on_pass(), also_downstream()]
+
+
+# The rules of the cola_split_quarantine example: on 2024-01-03 each breaks on other rows.
+SPLIT_RULES = [
+    {"type": "not_null", "columns": ["order_id"]},
+    {"type": "unique", "columns": ["order_id"]},
+    {"type": "range", "column": "amount", "min": 0, "code": "NEGATIVE_AMOUNT"},
+    {"type": "regex", "column": "country", "pattern": "^[A-Z]{2}$", "code": "BAD_COUNTRY"},
+]
+
+with DAG(
+    dag_id="cola_test_decorator_split",
+    schedule=None,
+    start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
+    catchup=False,
+    default_args={"retries": 0},
+    params={"output_dir": "/nonexistent/set-by-the-test", "annotate": "rejections"},
+):
+
+    # Output configs with templated paths, and the codes of the broken rules on each invalid row.
+    @cola_check(
+        rules=SPLIT_RULES,
+        valid_output={"path": "{{ params.output_dir }}/{{ ds }}/valid", "mode": "overwrite"},
+        invalid_output={"path": "{{ params.output_dir }}/{{ ds }}/quarantine", "mode": "overwrite"},
+        annotate="{{ params.annotate }}",
+        on_failure="warn",
+        conn_id="spark_local",
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+    )
+    def split_orders(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds))
+
+    # Plain parquet paths, and a quarantine key: a clean line of a rejected order goes with it.
+    @task.cola_check(
+        rules=[{"type": "range", "column": "amount", "min": 0, "code": "NEGATIVE_AMOUNT"}],
+        valid_output="{{ params.output_dir }}/lines/valid",
+        invalid_output="{{ params.output_dir }}/lines/quarantine",
+        annotate="rejections",
+        quarantine_key=["order_id"],
+        on_failure="skip",
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+    )
+    def split_lines(spark):
+        return spark.createDataFrame(
+            [(1, 1, 10.0), (1, 2, -4.0), (2, 1, 3.0), (3, 1, 8.5)], "order_id int, line int, amount double"
+        )
+
+    # A malformed output is refused in the worker, before the function runs or a session starts.
+    @cola_check(
+        rules=SPLIT_RULES,
+        valid_output="{{ params.output_dir }}/bad/valid",
+        invalid_output={"path": "{{ params.output_dir }}/bad/quarantine", "mode": "sometimes"},
+    )
+    def bad_output(spark):
+        print("bad_output was called")
+        return spark.range(1)
+
+    @task
+    def announce(summary):
+        print(f"{summary['valid_count']} valid rows, {summary['invalid_count']} quarantined")
+
+    announce(split_orders())
+    split_lines()
+    bad_output()
