@@ -103,15 +103,15 @@ class FileSystem:
     def make_folders(self, location: str) -> list[str]:
         """Create ``location`` and its missing parents; returns those created, deepest first."""
         created: list[str] = []
-        current = location
+        current = self.qualified(location)
         while not self.exists(current):
             created.append(current)
             current = self.parent(current)
+        if not self.is_directory(current):
+            raise ColaOutputError(f"cannot create the folder {location}: {current} is a file, not a folder")
         path, fs = self._resolve(location)
         if created and not fs.mkdirs(path):
             raise ColaOutputError(f"cannot create the folder {location}")
-        if not self.is_directory(location):
-            raise ColaOutputError(f"cannot create the folder {location}: {current} is a file, not a folder")
         return created
 
     def data_files(self, location: str) -> list[str]:
@@ -247,14 +247,12 @@ class TableFacts:
     partition_columns: tuple[str, ...]
 
 
-def table_facts(spark: SparkSession, name: str) -> TableFacts | None:
-    """The facts of table ``name``, or ``None`` when it does not exist.
+def table_facts(spark: SparkSession, name: str) -> TableFacts:
+    """The facts of the existing table ``name`` (see ``spark.catalog.tableExists``).
 
     Raises:
         ColaOutputError: ``name`` is a view or a temporary view, which cannot be written.
     """
-    if not spark.catalog.tableExists(name):
-        return None
     table = spark.catalog.getTable(name)
     if table.isTemporary or str(table.tableType).upper() == "VIEW":
         raise ColaOutputError(f"output table {name} is a view; write to a table or a path")
@@ -282,11 +280,42 @@ def sibling_table(name: str, prefix: str) -> str:
 
 
 def rename_table(spark: SparkSession, source: str, target: str) -> None:
-    """``ALTER TABLE source RENAME TO target`` (a catalog operation; a managed table's folder moves too)."""
+    """``ALTER TABLE source RENAME TO target`` (a catalog operation; a managed table's folder
+    moves too), then a refresh: the session must not read ``target`` from a cached listing of
+    the table that had the name before."""
+    partitioned = any(column.isPartition for column in spark.catalog.listColumns(source))
+    old_location = _location(spark, source) if partitioned else ""
     try:
         spark.sql(f"ALTER TABLE {source} RENAME TO {target}")
     except Exception as error:  # pyspark's analysis or JVM errors, all reported the same way
         raise ColaOutputError(f"cannot rename table {source} to {target}: {first_line(error)}") from error
+    if partitioned:
+        _repoint_partitions(spark, target, old_location)
+    _refresh(spark, target)
+
+
+def _location(spark: SparkSession, name: str, partition: str | None = None) -> str:
+    where = f" PARTITION ({_partition_clause(partition)})" if partition else ""
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}{where}").collect()
+    # With a partition, its own Location comes before the table's.
+    return next(str(row["data_type"]) for row in rows if row["col_name"] == "Location")
+
+
+def _repoint_partitions(spark: SparkSession, name: str, old_location: str) -> None:
+    """Point the partitions of a renamed managed table at its new folder.
+
+    Spark's in-memory catalog moves the folder but leaves each partition's location at the
+    old one, so the renamed table reads empty; a Hive metastore moves them itself, and then
+    nothing is changed here.
+    """
+    new_location = _location(spark, name)
+    for row in spark.sql(f"SHOW PARTITIONS {name}").collect():
+        spec = str(row[0])
+        stale = _location(spark, name, spec)
+        if not stale.startswith(old_location.rstrip("/") + "/"):
+            return  # the catalog moved them
+        moved = new_location.rstrip("/") + stale[len(old_location.rstrip("/")):]
+        spark.sql(f"ALTER TABLE {name} PARTITION ({_partition_clause(spec)}) SET LOCATION '{_literal(moved)}'")
 
 
 def drop_table(spark: SparkSession, name: str) -> None:
@@ -317,15 +346,15 @@ def publish_table_files(
     """Append to a file-based table: its staged files are moved into its folder, then the
     table is refreshed (and, when partitioned, its new partitions registered)."""
     before = _partitions(spark, facts)
-    # Recorded first, so undone last: once the files are back where they were, Spark's
-    # cached listing of the table must forget the moved ones.
+    added: list[str] = []
+    # Recorded before the files move, so undone after they are back: a managed table drops a
+    # partition's folder with it, and Spark's cached listing of the table must forget them.
     publication.done(f"refreshed {facts.name}", partial(_refresh, spark, facts.name))
+    publication.done(f"registered the new partitions of {facts.name}", partial(_drop_partitions, spark, facts, added))
     publish_folder(publication, fs, staged, facts.location, "append")
     if facts.partition_columns:
         spark.sql(f"ALTER TABLE {facts.name} RECOVER PARTITIONS")
-        added = [spec for spec in _partitions(spark, facts) if spec not in before]
-        undo = partial(_drop_partitions, spark, facts, added)
-        publication.done(f"registered the new partitions of {facts.name}", undo)
+        added.extend(spec for spec in _partitions(spark, facts) if spec not in before)
     _refresh(spark, facts.name)
 
 
@@ -341,13 +370,17 @@ def _partitions(spark: SparkSession, facts: TableFacts) -> list[str]:
 
 def _drop_partitions(spark: SparkSession, facts: TableFacts, specs: list[str]) -> None:
     for spec in specs:
-        # SHOW PARTITIONS gives a=1/b=x; the values are escaped as in a folder name.
-        pairs = [part.split("=", 1) for part in spec.split("/")]
-        clause = ", ".join(f"`{name}` = '{_unescape(value)}'" for name, value in pairs)
-        spark.sql(f"ALTER TABLE {facts.name} DROP IF EXISTS PARTITION ({clause})")
+        spark.sql(f"ALTER TABLE {facts.name} DROP IF EXISTS PARTITION ({_partition_clause(spec)})")
 
 
-def _unescape(value: str) -> str:
+def _partition_clause(spec: str) -> str:
+    """``a=1/b=x y`` (as SHOW PARTITIONS gives it, values escaped as in a folder name) as the
+    SQL ``a = '1', b = 'x y'``; the values come from the data, so they are quoted as literals."""
     from urllib.parse import unquote
 
-    return unquote(value).replace("\\", "\\\\").replace("'", "\\'")
+    pairs = [part.split("=", 1) for part in spec.split("/")]
+    return ", ".join(f"`{unquote(name).replace('`', '``')}` = '{_literal(unquote(value))}'" for name, value in pairs)
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")

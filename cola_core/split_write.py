@@ -384,13 +384,13 @@ def _resolve(spark: SparkSession, fs: FileSystem, destination: _Destination) -> 
             raise _exists(destination)
         return
     assert spec.table is not None, "parse_output gives a path or a table"
-    facts = table_facts(spark, spec.table)
-    destination.facts = facts
-    if facts is None:
+    if not spark.catalog.tableExists(spec.table):
         destination.how = "new-table"
-    elif spec.mode in ("error", "errorifexists"):
+        return
+    if spec.mode in ("error", "errorifexists"):
         raise _exists(destination)
-    elif spec.mode == "overwrite":
+    facts = destination.facts = table_facts(spark, spec.table)
+    if spec.mode == "overwrite":
         if not facts.managed:
             raise ColaOutputError(
                 f"the {destination.label} is an external table; a split overwrites only managed tables "

@@ -91,6 +91,9 @@ def rec(**fields) -> dict[str, Any]:
 @dataclass
 class JobCount:
     jobs: int = 0
+    # Rows read from files by those jobs (their stages' input metrics): with a parquet source,
+    # the number of times the source was read, times its rows.
+    input_records: int = 0
 
 
 class JobCounter:
@@ -108,7 +111,24 @@ class JobCounter:
             yield result
         finally:
             self._context.setLocalProperty("spark.jobGroup.id", None)
-            result.jobs = len(self._context.statusTracker().getJobIdsForGroup(group))
+            jobs = list(self._context.statusTracker().getJobIdsForGroup(group))
+            result.jobs = len(jobs)
+            result.input_records = self._input_records(jobs)
+
+    def _input_records(self, jobs: list[int]) -> int:
+        store = self._context._jsc.sc().statusStore()
+        defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]
+        stages = {stage for job in jobs for stage in (self._context.statusTracker().getJobInfo(job).stageIds or ())}
+        total = 0
+        for stage in stages:
+            try:
+                attempts = store.stageData(stage, False, *defaults)
+            except Exception:  # a skipped stage has no data
+                continue
+            iterator = attempts.iterator()
+            while iterator.hasNext():
+                total += iterator.next().inputRecords()
+        return total
 
 
 def jobs_of(job_counter: JobCounter, df, rules, cola: Cola | None = None) -> int:

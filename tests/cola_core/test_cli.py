@@ -457,6 +457,9 @@ def test_a_rule_that_fails_on_the_data_is_a_failed_result_and_stops_a_split_befo
     code = main(["split", "--rules", str(rules), *query, "--results", str(results),
                  "--valid-output", str(valid), "--invalid-output", str(invalid)])
     assert code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == f"cola: error: cannot write {valid}: {division}"
+    refusal = ("the split cannot be written, as a row rule fails on the data: expression(id / (id - id) > 0): "
+               f"Spark could not evaluate the rule on this data: {division}")
+    assert capsys.readouterr().err.splitlines()[-1] == f"cola: error: {refusal}"
     assert not valid.exists() and not invalid.exists()
-    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": f"cannot write {valid}: {division}"}}
+    assert sorted(os.listdir(tmp_path)) == ["results.json", "rules.json"]  # no staging folder left either
+    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": refusal}}

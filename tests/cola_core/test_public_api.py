@@ -11,7 +11,7 @@ import cola_core
 PUBLIC = [
     "BaseCheck", "Capability", "CheckResult", "Cola", "ColaError", "ColaOutputError", "ColaRuleError",
     "ColaSourceError", "ColaSplit", "JobOutcome", "JobSpec", "OutputSpec", "RuleOptions", "RuleSeverity",
-    "Severity", "SourceSpec", "Threshold", "ThresholdError", "load_checks", "parse_threshold",
+    "Severity", "SourceSpec", "SplitOutcome", "Threshold", "ThresholdError", "load_checks", "parse_threshold",
     "register_check", "run_job", "summarise",
 ]
 
