@@ -27,7 +27,7 @@ reference): :func:`read_inputs` hands each check a bound copy, so checks never r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISTINCT_STRATEGIES",
     "BlockPlan",
+    "DistinctSet",
     "checked_block",
     "count_distinct_rows",
     "distinct_count_column",
@@ -358,6 +359,7 @@ def measure_block(
     plan: BlockPlan,
     distinct_strategy: str = "separate",
     observed: Sequence[Any] | None = None,
+    distinct_counted: Mapping[DistinctSet, int] | None = None,
 ) -> list[CheckResult]:
     """The results of checks already checked, prepared and planned (:func:`run_block`'s steps).
 
@@ -365,14 +367,17 @@ def measure_block(
         observed: the values of ``plan.aggregates``, in order, when they were measured on
             another pass over the rows (``split_write`` observes them on its write); then the
             block's own aggregation is not run. Distinct sets are then counted separately.
+        distinct_counted: distinct sets already counted on that other pass.
     """
     aggregates = list(plan.aggregates)
-    distinct_counts: dict[DistinctSet, int] = {}
+    distinct_counts: dict[DistinctSet, int] = dict(distinct_counted or {})
     inline_at: dict[DistinctSet, int] = {}
     # Why a check could not be measured: Spark failed on the values it met (see _measure_each).
     broken: dict[int, str] = {}
     for number, distinct_set in enumerate(plan.distinct_sets):
         column_set, where = distinct_set
+        if distinct_set in distinct_counts:
+            continue
         if distinct_strategy == "inline" and observed is None:
             inline_at[distinct_set] = len(aggregates)
             aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))

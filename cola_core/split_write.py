@@ -32,11 +32,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import quote
+from cola_core._columns import column_of, quote, scope_column
 from cola_core._spark_errors import first_line, is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
-from cola_core.planner import checked_block, measure_block, plan_block, prepare_all
+from cola_core.planner import (
+    BlockPlan,
+    DistinctSet,
+    checked_block,
+    distinct_key,
+    measure_block,
+    plan_block,
+    prepare_all,
+)
 from cola_core.publish import (
     FileSystem,
     Publication,
@@ -140,11 +148,11 @@ def split_write(
     has_warnings = bool(annotate) and any(check.severity_level == "warn" for check in row_checks)
     _refuse_unwritable_columns(df, annotate, has_warnings, destinations, staging)
     try:
-        observed, counts, flagged = _write_staging(df, prepared, row_checks, plan.aggregates, staging,
-                                                   annotate, quarantine_key)
+        observed, distinct, counts, flagged = _write_staging(df, prepared, row_checks, plan, staging,
+                                                             annotate, quarantine_key)
         for destination in destinations:
             _choose_route(fs, destination, staging, flagged)
-        results = measure_block(df, checks, prepared, plan, observed=observed)
+        results = measure_block(df, checks, prepared, plan, observed=observed, distinct_counted=distinct)
         for destination in destinations:
             try:
                 _stage(spark, fs, destination, staging, flagged, annotate)
@@ -221,13 +229,14 @@ def _write_staging(
     df: DataFrame,
     prepared: DataFrame,
     row_checks: Sequence[BaseCheck],
-    aggregates: Sequence[Column],
+    plan: BlockPlan,
     staging: _Staging,
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
-) -> tuple[list[Any] | None, dict[str, int], _Flagged]:
-    """The one write of every row; returns the observed aggregates (or ``None``), the counts of
-    the rows written per outcome, and what the write holds.
+) -> tuple[list[Any] | None, dict[DistinctSet, int], dict[str, int], _Flagged]:
+    """The one write of every row; returns the observed aggregates (or ``None``), the distinct
+    counts taken on the write's windows, the counts of the rows written per outcome, and what
+    the write holds.
 
     The aggregates ride on the write when Spark can observe them all; a plan it refuses to
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
@@ -236,6 +245,8 @@ def _write_staging(
     from pyspark.sql import Observation
 
     fs = FileSystem(df.sparkSession)
+    aggregates = plan.aggregates
+    windowed = _windowed_sets(row_checks, plan)
     for observe_aggregates in ([True, False] if aggregates else [False]):
         observation = Observation(f"cola_aggregates_{uuid.uuid4().hex}") if observe_aggregates else None
         scanned = prepared
@@ -245,6 +256,7 @@ def _write_staging(
             except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
                 _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
                 continue
+        scanned, distinct_marks = _mark_first_rows(df, scanned, windowed)
         flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key)
         try:
             write_output(flagged.rows, staging.write_spec(mask=flagged.masked))
@@ -264,8 +276,56 @@ def _write_staging(
         if observation is not None:
             values = observation.get
             observed = [values[f"a{n}"] for n in range(len(aggregates))]
-        return observed, {VALID: int(counted[VALID]), INVALID: int(counted[INVALID])}, flagged
+        distinct = {}
+        if distinct_marks is not None:
+            marks = distinct_marks.get
+            distinct = {distinct_set: int(marks[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
+        return observed, distinct, {VALID: int(counted[VALID]), INVALID: int(counted[INVALID])}, flagged
     raise AssertionError("the last attempt returns or raises")
+
+
+def _windowed_sets(row_checks: Sequence[BaseCheck], plan: BlockPlan) -> list[tuple[DistinctSet, tuple[str, ...]]]:
+    """The block's distinct sets that a blocking row rule partitions a window by anyway
+    (``unique``): each with the window's columns, in the rule's order."""
+    needed = set(plan.distinct_sets)
+    found: dict[DistinctSet, tuple[str, ...]] = {}
+    for check in row_checks:
+        keys = check.window_keys()
+        if keys is None or check.severity_level == "warn":
+            continue
+        distinct_set = distinct_key(keys, check.where)
+        if distinct_set in needed:
+            found.setdefault(distinct_set, keys)
+    return list(found.items())
+
+
+def _mark_first_rows(
+    df: DataFrame, scanned: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]]]
+) -> tuple[DataFrame, Any]:
+    """``scanned`` with the distinct keys of each windowed set counted as it is written.
+
+    The first row of each key (the least row id in the rule's scope) is marked with the same
+    window the rule's predicate uses, which Spark evaluates on the same shuffle: the count
+    of marked rows is the distinct count, with no pass of its own.
+    """
+    from pyspark.sql import Observation, Window
+    from pyspark.sql import functions as F
+
+    if not windowed:
+        return scanned, None
+    fresh = uuid.uuid4().hex
+    row_id = f"__cola_row_{fresh}"
+    marked = scanned.withColumn(row_id, F.monotonically_increasing_id())
+    counts = []
+    for number, ((_, where), keys) in enumerate(windowed):
+        scope = scope_column(where)
+        in_scope = F.col(row_id) if scope is None else F.when(scope, F.col(row_id))
+        first = F.min(in_scope).over(Window.partitionBy(*(column_of(df, key) for key in keys))) == F.col(row_id)
+        name = f"__cola_first_{number}_{fresh}"
+        marked = marked.withColumn(name, first)
+        counts.append(F.count(F.when(F.col(name), 1)).alias(f"d{number}"))
+    observation = Observation(f"cola_distinct_{fresh}")
+    return marked.observe(observation, *counts), observation
 
 
 @dataclass(frozen=True)

@@ -306,6 +306,14 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         """Column sets whose distinct-row count (NULL equal to NULL) the check needs."""
         return []
 
+    def window_keys(self) -> tuple[str, ...] | None:
+        """The columns its row predicate partitions a window by (``unique``), if it does.
+
+        A split evaluates that window anyway, so ``split_write`` counts the distinct keys
+        of the check's own distinct set on it instead of in a pass of their own.
+        """
+        return None
+
     def violation(self, df: DataFrame) -> Column:
         raise NotImplementedError
 

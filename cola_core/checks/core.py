@@ -95,6 +95,9 @@ class UniqueCheck(_LabelledCheck):
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         return [tuple(self.params["columns"])]
 
+    def window_keys(self) -> tuple[str, ...]:
+        return tuple(self.params["columns"])
+
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows, distinct = int(values[0]), int(values[1])
         excess = rows - distinct

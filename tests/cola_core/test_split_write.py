@@ -111,11 +111,31 @@ def test_the_source_is_read_once_for_both_outputs_and_the_plain_aggregates(spark
     assert outcome.results == Cola().run(orders, plain)
 
 
-def test_each_distinct_column_set_adds_one_read(spark, orders, tmp_path, job_counter):
+def test_a_unique_rules_distinct_count_is_taken_on_the_writes_own_window(spark, orders, tmp_path, job_counter):
     with job_counter.count() as counted:
-        Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"), annotate="codes")
-    # The write, unique(order_id)'s distinct count, and the 3 invalid rows read back from staging.
-    assert counted.input_records == 2 * len(ORDERS) + 3
+        outcome = Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                     annotate="codes")
+    assert outcome.results == Cola().run(orders, RULES)
+    assert outcome.results[2].message == "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"
+    # The write, and the 3 invalid rows read back from staging: no pass for the distinct count.
+    assert counted.input_records == len(ORDERS) + 3
+    assert counted.jobs == 2
+
+
+@pytest.mark.parametrize("where", [None, "amount > 4"])
+def test_a_scoped_unique_rule_counts_its_distinct_keys_in_scope(spark, orders, tmp_path, where):
+    rules = [{"type": "unique", "columns": ["status", "order_id"], **({"where": where} if where else {})}]
+    outcome = Cola().split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.results == Cola().run(orders, rules)
+
+
+def test_a_distinct_set_no_row_rule_windows_by_costs_one_read(spark, orders, tmp_path, job_counter):
+    rules = [{"type": "not_null", "columns": ["email"]}, {"type": "duplicate_count", "columns": ["status"],
+                                                          "must_be": "< 10"}]
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.results == Cola().run(orders, rules)
+    assert counted.input_records == 2 * len(ORDERS)  # the write, and the distinct count of status
 
 
 class DistinctStatuses(BaseCheck):
