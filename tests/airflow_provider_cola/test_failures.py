@@ -35,6 +35,7 @@ def error_of(log: str, error_class: str, message: str) -> None:
 def broken_parquet(tmp_path_factory):
     work = tmp_path_factory.mktemp("failures")
     (work / "broken.parquet").write_bytes(b"this is not a parquet file\n")
+    (work / "blocker").write_text("a file where a split's invalid output must go\n")
     return work
 
 
@@ -52,6 +53,7 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
         "missing_source": "failed",
         "broken_source": "failed",
         "failing_checks": "failed",
+        "blocked_split": "failed",
     }
 
     # A malformed rule fails at once with the ColaRuleError text, and nothing is submitted.
@@ -125,7 +127,19 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
         f"reading file file:{broken}. Could not read footer. Please ensure that the file is in either ORC or "
         "Parquet format.",
     )
-    for task_id in ("refused_in_file", "missing_source", "broken_source"):
+    # A split whose invalid output cannot be published: the valid output, published first,
+    # is taken back, nothing is left at either destination, and the task is not retried.
+    blocker = f"file:{broken_parquet / 'blocker'}"
+    error_of(
+        outcome.log,
+        refused,
+        "the Cola job refused its inputs (exit code 2, so it is not retried): cannot publish the invalid output "
+        f"{broken_parquet}/blocker/quarantine: cannot create the folder {blocker}: {blocker} is a file, not a folder; "
+        "nothing was published",
+    )
+    assert list((broken_parquet / "split").iterdir()) == []
+    assert (broken_parquet / "blocker").read_text() == "a file where a split's invalid output must go\n"
+    for task_id in ("refused_in_file", "missing_source", "broken_source", "blocked_split"):
         assert outcome.tries[task_id] == 1, task_id
         assert task_id not in outcome.xcom
 

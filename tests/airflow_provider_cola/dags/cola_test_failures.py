@@ -14,7 +14,7 @@ from pathlib import Path
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_provider_cola.operators import ColaCheckOperator
+from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 FAST = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
@@ -65,6 +65,19 @@ with DAG(
         conn_id="spark_local",
         rules=ROW_COUNT,
         source={"path": "{{ params.work_dir }}/broken.parquet"},
+        conf=FAST,
+        retries=2,
+        retry_delay=dt.timedelta(seconds=1),
+    )
+    ColaSplitOperator(
+        # Its invalid output's folder would go under a regular file: the split's publication
+        # fails after the valid output was moved into place, and is undone.
+        task_id="blocked_split",
+        conn_id="spark_local",
+        rules=ROW_COUNT,
+        source=SOURCE,
+        valid_output="{{ params.work_dir }}/split/valid",
+        invalid_output="{{ params.work_dir }}/blocker/quarantine",
         conf=FAST,
         retries=2,
         retry_delay=dt.timedelta(seconds=1),
