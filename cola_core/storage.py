@@ -1,13 +1,13 @@
-"""Reading sources and writing outputs with Spark: the one place the engine touches storage.
+"""Reading sources and writing outputs with Spark.
 
-Every output in the product (the report, the split's valid and invalid rows, a ``sql``
-rule's failed rows) goes through :func:`write_output`.
+Every output in the product (the report, the split's staging write and copies, a ``sql``
+rule's failed rows) is written by :func:`write_output`; moving a split's staged folders into
+place is :mod:`cola_core.publish`'s work.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from cola_core.sqlguard import spark_parse_problem
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ensure_writable", "local_path", "read_source", "write_counted", "write_output"]
+__all__ = ["ensure_writable", "local_path", "read_source", "write_output"]
 
 
 def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> DataFrame:
@@ -92,30 +92,6 @@ def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) ->
         if condition is not None or is_lasting_storage_error(error):
             raise ColaOutputError(f"cannot write {spec.target}: {first_line(error)}") from error
         raise
-
-
-def write_counted(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) -> int:
-    """Write ``df`` like :func:`write_output` and return the number of rows written.
-
-    The count is observed during the write itself (``DataFrame.observe``), not by a second pass.
-
-    Raises:
-        ColaOutputError: as :func:`write_output`, and for mode ``ignore``: Spark skips the
-            write when the target exists, and then no count is ever observed.
-    """
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    spec = parse_output(config)
-    if spec.mode == "ignore":
-        raise ColaOutputError(
-            f"mode 'ignore' cannot be used for {spec.target}: the rows written are counted during the write, "
-            "and Spark skips the write when the target exists; use append, overwrite or errorifexists"
-        )
-    # A unique name: Spark matches observed metrics by name, across every query of the session.
-    observation = Observation(f"cola_rows_{uuid.uuid4().hex}")
-    write_output(df.observe(observation, F.count(F.lit(1)).alias("rows")), spec)
-    return int(observation.get["rows"])
 
 
 def ensure_writable(spark: SparkSession, config: Mapping[str, Any] | str | OutputSpec) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cola_core.errors import ColaOutputError, ColaSourceError
-from cola_core.storage import ensure_writable, read_source, write_counted, write_output
+from cola_core.storage import ensure_writable, read_source, write_output
 from cola_helpers import DATA
 
 # -- reading with Spark ----------------------------------------------------------------------
@@ -122,27 +122,6 @@ def test_a_write_spark_refuses_is_an_output_error(spark, tiny, tmp_path):
     assert str(raised.value) == (
         f"cannot write {tmp_path / 'p'}: [ALL_PARTITION_COLUMNS_NOT_ALLOWED] Cannot use all columns for partition "
         "columns. SQLSTATE: KD005"
-    )
-
-
-@pytest.mark.spark
-def test_write_counted_counts_during_the_write_without_an_extra_job(spark, tiny, tmp_path, job_counter):
-    with job_counter.count() as plain:
-        write_output(tiny, str(tmp_path / "plain"))
-    with job_counter.count() as counted:
-        written = write_counted(tiny.where("name IS NOT NULL"), str(tmp_path / "counted"))
-    assert written == 2
-    assert counted.jobs == plain.jobs == 1
-    assert write_counted(tiny.where("id > 10"), str(tmp_path / "empty")) == 0
-
-
-@pytest.mark.spark
-def test_write_counted_refuses_ignore_mode(tiny, tmp_path):
-    with pytest.raises(ColaOutputError) as raised:
-        write_counted(tiny, {"path": str(tmp_path / "x"), "mode": "ignore"})
-    assert str(raised.value) == (
-        f"mode 'ignore' cannot be used for {tmp_path / 'x'}: the rows written are counted during the write, "
-        "and Spark skips the write when the target exists; use append, overwrite or errorifexists"
     )
 
 
