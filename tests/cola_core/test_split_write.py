@@ -486,3 +486,17 @@ def test_a_row_rule_that_fails_on_the_data_stops_the_split_before_anything_is_pu
         "Spark could not evaluate the rule on this data: [DIVIDE_BY_ZERO] Division by zero."
     )
     assert os.listdir(tmp_path) == []
+
+
+def test_with_more_codes_than_a_folder_name_holds_the_codes_are_a_column_of_the_write(
+    spark, orders, tmp_path, monkeypatch
+):
+    # 800 codes fit in a folder name; the limit is lowered to reach the other layout with 3.
+    import cola_core.split_write as module
+
+    monkeypatch.setattr(module, "_MAX_MASKED_CODES", 2)
+    outcome = Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"), annotate="codes")
+    assert (outcome.valid_count, outcome.invalid_count) == (3, 3)
+    assert spark.read.parquet(str(tmp_path / "v")).columns == COLUMNS
+    assert rows_of(spark, tmp_path / "v", *COLUMNS) == VALID_ROWS
+    assert rows_of(spark, tmp_path / "i", *COLUMNS, "codes") == sorted_rows(INVALID_ROWS)
