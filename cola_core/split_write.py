@@ -140,7 +140,7 @@ def split_write(
     check_split_options(df, annotate, quarantine_key, any(c.severity_level == "warn" for c in row_checks))
     for destination in destinations:
         _resolve(spark, fs, destination)
-    _refuse_same_target(fs, *destinations)
+    _refuse_same_target(*destinations)
 
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
@@ -474,7 +474,7 @@ def _exists(destination: _Destination) -> ColaOutputError:
     )
 
 
-def _refuse_same_target(fs: FileSystem, valid: _Destination, invalid: _Destination) -> None:
+def _refuse_same_target(valid: _Destination, invalid: _Destination) -> None:
     if valid.spec.table is not None and invalid.spec.table is not None:
         if valid.spec.table.lower() == invalid.spec.table.lower():
             raise ColaOutputError(f"the valid and invalid outputs are the same table, {valid.spec.table}")
