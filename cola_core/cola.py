@@ -107,15 +107,15 @@ class Cola:
         annotate: str | None = None,
         quarantine_key: Sequence[str] | None = None,
         samples: int = 0,
+        annotate_valid: bool = False,
     ) -> SplitOutcome:
         """Measure ``df`` and write its valid and invalid rows: one evaluation, one commit.
 
         The input is evaluated once, so every row is in exactly one output even when the
         input is not deterministic, and the block's plain aggregates and both counts are
         measured on that same write. Both outputs are published together, or neither is.
-        Both outputs have the input's columns, then ``annotate`` (NULL on valid rows), then
-        ``<annotate>_warnings`` when there are warning rules. See the README's "Writing a
-        split" for what is atomic on each kind of destination.
+        The outputs have the columns :meth:`split` gives. See the README's "Writing a split"
+        for what is atomic on each kind of destination.
 
         Args:
             rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
@@ -126,6 +126,8 @@ class Cola:
             annotate: the ``array<string>`` column of the codes of the rules each row broke.
             quarantine_key: columns naming an entity, as for :meth:`split`.
             samples: as for :meth:`run`.
+            annotate_valid: with ``annotate``, the valid output gets its column too (NULL),
+                which spares a copy of the valid rows: the fastest split.
 
         Raises:
             ColaOutputError: an output is malformed, exists in ``errorifexists`` mode, or
@@ -135,7 +137,10 @@ class Cola:
         checked_samples(samples)
         with self.sql_scope():
             checks = self._checks(rules)
-            outcome = split_write(df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key)
+            outcome = split_write(
+                df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
+                annotate_valid=annotate_valid,
+            )
             return replace(outcome, results=self._finish(df, checks, outcome.results, samples))
 
     def _finish(

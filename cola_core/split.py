@@ -39,21 +39,14 @@ class ColaSplit(NamedTuple):
 
 def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     """``array<string>`` of the codes a row breaks, in rule order, each code once."""
-    return _codes_of(_code_pairs(df, checks))
+    from pyspark.sql import functions as F
 
-
-def _code_pairs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[str, Column]]:
-    return [
+    pairs = [
         (code, check.in_scope(predicate))
         for check in checks
         if check.is_row_level
         for code, predicate in check.violations(df)
     ]
-
-
-def _codes_of(pairs: Sequence[tuple[str, Column]]) -> Column:
-    from pyspark.sql import functions as F
-
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
@@ -112,14 +105,12 @@ class FlaggedRows(NamedTuple):
         columns: the input's column names.
         codes: the name of the ``array<string>`` column of blocking codes (empty: valid).
         warnings: the name of the column of warning codes, or ``None``.
-        code_list: every code the ``codes`` column can hold, each once, in its order there.
     """
 
     rows: DataFrame
     columns: list[str]
     codes: str
     warnings: str | None
-    code_list: tuple[str, ...]
 
     def valid_columns(self, annotate: str | None) -> list[Column]:
         """The valid side's columns: the input's, then ``<annotate>_warnings``."""
@@ -175,18 +166,14 @@ def flag_rows(
     fresh = uuid.uuid4().hex
     codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     with shared_columns():
-        pairs = _code_pairs(prepared, blocking)
-        codes = _codes_of(pairs)
+        codes = codes_column(prepared, blocking)
         extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
-    code_list = [code for code, _ in pairs]
     flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
     if quarantine_key:
         keep_warnings = [F.col(warnings_name)] if extra else []
         spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
         flagged = flagged.select(*columns, spread, *keep_warnings)
-        code_list.append(render_code("quarantine_key", *quarantine_key))
-    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None,
-                       tuple(dict.fromkeys(code_list)))
+    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None)
 
 
 def split_block(

@@ -17,11 +17,10 @@ The design, measured against caching and checkpointing in ``benchmarks/SPLIT_NOT
 
 The outputs have the schemas of :meth:`Cola.split`'s: valid the input's columns (then
 ``<annotate>_warnings`` when there are warning rules), invalid the input's columns, then the
-annotate column, then the warnings. One write has one schema, so with ``annotate`` the codes
-are not a column of the staging write: each distinct set of codes becomes a folder of its own
-(a hex bit mask over the block's codes, ``mask=0a1``), the valid rows all in the all-zero
-one. The valid folder is then published as it is, and the invalid rows, usually the few, are
-copied once with the mask turned back into the array of codes.
+annotate column, then the warnings. One write has one schema, the invalid side's, so with
+``annotate`` the valid rows are copied once without the codes column (NULL on them) before
+they are published; ``annotate_valid=True`` keeps that column in the valid output instead,
+and spares the copy. ``benchmarks/SPLIT_NOTES.md`` has the measurements behind this.
 """
 
 from __future__ import annotations
@@ -63,7 +62,7 @@ from cola_core.split import check_split_options, flag_rows
 from cola_core.storage import write_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = ["SplitOutcome", "split_write"]
@@ -117,6 +116,7 @@ def split_write(
     *,
     annotate: str | None = None,
     quarantine_key: Sequence[str] | None = None,
+    annotate_valid: bool = False,
 ) -> SplitOutcome:
     """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published together.
 
@@ -125,6 +125,8 @@ def split_write(
         invalid: where the other rows go.
         annotate: the ``array<string>`` column of the codes each invalid row broke.
         quarantine_key: columns naming an entity whose rows are rejected together.
+        annotate_valid: with ``annotate``, write its column (NULL) to the valid output as
+            well, so that the valid rows are published as written, without a copy.
 
     Raises:
         ColaOutputError: a malformed or unwritable output, or a write or publish that failed;
@@ -138,24 +140,26 @@ def split_write(
     checks = checked_block(df, checks)
     row_checks = [check for check in checks if check.is_row_level]
     check_split_options(df, annotate, quarantine_key, any(c.severity_level == "warn" for c in row_checks))
+    if not isinstance(annotate_valid, bool):
+        raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
+    columns = _SideColumns.of(df, annotate, any(c.severity_level == "warn" for c in row_checks), annotate_valid)
     for destination in destinations:
         _resolve(spark, fs, destination)
     _refuse_same_target(*destinations)
 
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
-    staging = _Staging.beside(spark, fs, df, destinations, annotate)
-    has_warnings = bool(annotate) and any(check.severity_level == "warn" for check in row_checks)
-    _refuse_unwritable_columns(df, annotate, has_warnings, destinations, staging)
+    staging = _Staging.beside(spark, fs, destinations, renamed_first=columns.valid != columns.invalid)
+    _refuse_unwritable_columns(columns, destinations, staging)
     try:
         observed, distinct, counts, flagged = _write_staging(df, prepared, row_checks, plan, staging,
                                                              annotate, quarantine_key)
         for destination in destinations:
-            _choose_route(fs, destination, staging, flagged)
+            _choose_route(fs, destination, staging, columns)
         results = measure_block(df, checks, prepared, plan, observed=observed, distinct_counted=distinct)
         for destination in destinations:
             try:
-                _stage(spark, fs, destination, staging, flagged, annotate)
+                _stage(spark, fs, destination, staging, flagged, columns)
             except ColaOutputError as error:
                 reason = first_line(error.__cause__) if error.__cause__ is not None else str(error)
                 message = f"cannot write the {destination.label}: {reason}; nothing was published"
@@ -181,48 +185,75 @@ class _RowRulesFailed(Exception):
 
 @dataclass(frozen=True)
 class _Staging:
-    """The staging write: where it goes, its layout, and its helper columns.
+    """The staging write: where it goes, its layout, and the column naming its outcome folders.
 
     Attributes:
-        folder: a fresh hidden folder beside the first destination with a folder.
-        layout: the format, options and partitioning of the first path output (so that it is
+        folder: a fresh hidden folder beside a destination with a folder.
+        layout: the format, options and partitioning of a path output (so that it is
             published by a rename), parquet when both outputs are tables.
         outcome: the column naming the outcome folders (``valid``/``invalid``).
-        mask: the column naming the codes folders, with ``annotate``; else ``None``.
     """
 
     folder: str
     layout: OutputSpec
     outcome: str
-    mask: str | None
 
     @classmethod
     def beside(
-        cls, spark: SparkSession, fs: FileSystem, df: DataFrame, destinations: list[_Destination], annotate: str | None
+        cls, spark: SparkSession, fs: FileSystem, destinations: list[_Destination], *, renamed_first: bool
     ) -> _Staging:
-        anchor = next((d.location for d in destinations if d.location is not None), None)
+        """Beside, and in the layout of, the path output that can be renamed: the invalid one
+        when the valid rows are copied anyway (``renamed_first``), else the first path."""
+        ordered = [destinations[1], destinations[0]] if renamed_first else destinations
+        anchor = next((d for d in ordered if d.location is not None and d.spec.path is not None), None)
         if anchor is not None:
-            folder = fs.sibling(anchor, "_cola_staging")
+            assert anchor.location is not None
+            folder = fs.sibling(anchor.location, "_cola_staging")
+            layout = anchor.spec
         else:
-            warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse") or "spark-warehouse"
-            folder = fs.child(fs.qualified(warehouse), f"_cola_staging_{uuid.uuid4().hex}")
-        first_path = next((d.spec for d in destinations if d.spec.path is not None), None)
-        layout = first_path if first_path is not None else OutputSpec(path=folder)
-        # With too many codes for a folder name (_MAX_MASKED_CODES), they are a column of the
-        # write instead, and both outputs are copied from it with their own columns.
-        taken = {name.lower() for name in df.columns}
-        fresh = uuid.uuid4().hex
-        outcome, mask = f"__cola_outcome_{fresh}", f"__cola_codes_{fresh}"
-        assert outcome not in taken and mask not in taken, "a fresh uuid names no column of the data"
-        return cls(folder, layout, outcome, mask if annotate else None)
+            table_folder = next((d.location for d in destinations if d.location is not None), None)
+            if table_folder is not None:
+                folder = fs.sibling(table_folder, "_cola_staging")
+            else:
+                warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse") or "spark-warehouse"
+                folder = fs.child(fs.qualified(warehouse), f"_cola_staging_{uuid.uuid4().hex}")
+            layout = OutputSpec(path=folder)
+        return cls(folder, layout, f"__cola_outcome_{uuid.uuid4().hex}")
 
-    def write_spec(self, *, mask: bool) -> OutputSpec:
-        partitions = (self.outcome, *([self.mask] if mask and self.mask else []), *self.layout.partition_by)
-        return OutputSpec(path=self.folder, format=self.layout.format, partition_by=partitions,
-                          options=self.layout.options)
+    def write_spec(self) -> OutputSpec:
+        return OutputSpec(path=self.folder, format=self.layout.format,
+                          partition_by=(self.outcome, *self.layout.partition_by), options=self.layout.options)
 
     def side(self, fs: FileSystem, side: str) -> str:
         return fs.child(self.folder, f"{self.outcome}={side}")
+
+
+@dataclass(frozen=True)
+class _SideColumns:
+    """The columns of each output, as :meth:`Cola.split` gives them (the valid side with the
+    annotate column too, when ``annotate_valid``); the staging write holds the invalid side's.
+
+    Attributes:
+        arrays: per side, its ``array<string>`` columns (which a csv file cannot hold).
+    """
+
+    valid: tuple[str, ...]
+    invalid: tuple[str, ...]
+    arrays: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, df: DataFrame, annotate: str | None, has_warn_rules: bool, annotate_valid: bool) -> _SideColumns:
+        codes = (annotate,) if annotate else ()
+        warnings = (f"{annotate}_warnings",) if annotate and has_warn_rules else ()
+        valid_added = (*codes, *warnings) if annotate_valid else warnings
+        return cls(
+            valid=(*df.columns, *valid_added),
+            invalid=(*df.columns, *codes, *warnings),
+            arrays={VALID: valid_added, INVALID: (*codes, *warnings)},
+        )
+
+    def of_side(self, side: str) -> tuple[str, ...]:
+        return self.valid if side == VALID else self.invalid
 
 
 def _write_staging(
@@ -259,7 +290,7 @@ def _write_staging(
         scanned, distinct_marks = _mark_first_rows(df, scanned, windowed)
         flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key)
         try:
-            write_output(flagged.rows, staging.write_spec(mask=flagged.masked))
+            write_output(flagged.rows, staging.write_spec())
         except ColaOutputError as error:
             fs.delete(staging.folder)
             cause = error.__cause__ or error
@@ -330,27 +361,16 @@ def _mark_first_rows(
 
 @dataclass(frozen=True)
 class _Flagged:
-    """The rows of the staging write and how to read each side back.
+    """The rows of the staging write: the invalid side's columns, then the outcome.
 
     Attributes:
-        rows: the input's columns, the codes (``codes_in_data``) and the warnings, the
-            outcome and the codes mask; observed with ``counts``.
-        read_schema: the schema of a side's folder read back (all but the outcome).
-        code_list: the codes, in the order of the mask's bits.
-        masked: whether the codes are in the mask (else in a column, or absent).
-        codes_column: the name of the codes column when ``codes_in_data``.
-        warnings: the name of the warnings column, or ``None``.
-        columns: the input's column names.
+        rows: the rows, observed with ``counts`` (the rows written per outcome).
+        read_schema: the schema of an outcome's folder read back (all but the outcome).
     """
 
     rows: DataFrame
     counts: Any
     read_schema: StructType
-    code_list: tuple[str, ...]
-    masked: bool
-    codes_column: str | None
-    warnings: str | None
-    columns: list[str]
 
 
 def _flagged(
@@ -366,63 +386,17 @@ def _flagged(
 
     flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key)
     rejected = F.size(flagged.codes) > 0
-    masked = bool(annotate and staging.mask and flagged.code_list and len(flagged.code_list) <= _MAX_MASKED_CODES)
-    in_data = bool(annotate and flagged.code_list and not masked)
-    codes = [F.when(rejected, F.col(flagged.codes)).alias(flagged.codes)] if in_data else []
-    warnings = [F.col(flagged.warnings)] if flagged.warnings else []
-    mask = [_mask_of(F.col(flagged.codes), flagged.code_list).alias(staging.mask)] if masked and staging.mask else []
+    # NULL on valid rows: nothing to store, and nothing to read for a valid output that keeps it.
+    codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
+    warnings = [F.col(flagged.warnings).alias(f"{annotate}_warnings")] if flagged.warnings else []
     rows = flagged.rows.select(
         *(F.col(quote(name)) for name in flagged.columns), *codes, *warnings,
-        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome), *mask,
+        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome),
     )
     counts = Observation(f"cola_split_counts_{uuid.uuid4().hex}")
     is_valid = F.col(staging.outcome) == F.lit(VALID)
     rows = rows.observe(counts, F.count(F.when(is_valid, 1)).alias(VALID), F.count(F.when(~is_valid, 1)).alias(INVALID))
-    return _Flagged(
-        rows=rows,
-        counts=counts,
-        read_schema=rows.drop(staging.outcome).schema,
-        code_list=flagged.code_list,
-        masked=masked,
-        codes_column=flagged.codes if in_data else None,
-        warnings=flagged.warnings,
-        columns=flagged.columns,
-    )
-
-
-# Each hex digit of the mask holds 4 codes; a folder name must stay under 255 bytes.
-_MAX_MASKED_CODES = 800
-
-
-def _mask_of(codes: Column, code_list: Sequence[str]) -> Column:
-    """The hex bit mask of the codes in ``codes`` (bit ``i`` for ``code_list[i]``, 4 per digit)."""
-    from pyspark.sql import functions as F
-
-    digits = []
-    for start in range(0, len(code_list), 4):
-        bits = [
-            F.when(F.array_contains(codes, F.lit(code)), F.lit(1 << bit)).otherwise(F.lit(0))
-            for bit, code in enumerate(code_list[start:start + 4])
-        ]
-        total = bits[0]
-        for bit_value in bits[1:]:
-            total = total + bit_value
-        digits.append(F.hex(total))
-    return F.concat(*digits)
-
-
-def _codes_from_mask(mask: Column, code_list: Sequence[str]) -> Column:
-    """The array of codes a mask of :func:`_mask_of` stands for, in ``code_list``'s order."""
-    from pyspark.sql import functions as F
-
-    flags = [
-        F.when(
-            F.conv(F.substring(mask, index // 4 + 1, 1), 16, 10).cast("int").bitwiseAND(F.lit(1 << (index % 4))) != 0,
-            F.lit(code),
-        )
-        for index, code in enumerate(code_list)
-    ]
-    return F.array_compact(F.array(*flags))
+    return _Flagged(rows=rows, counts=counts, read_schema=rows.drop(staging.outcome).schema)
 
 
 def _with_path(spec: OutputSpec, path: str) -> OutputSpec:
@@ -489,7 +463,7 @@ def _refuse_same_target(valid: _Destination, invalid: _Destination) -> None:
         )
 
 
-def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, flagged: _Flagged) -> None:
+def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, columns: _SideColumns) -> None:
     """A path output is published by renaming its staged folder when that folder is already
     what it must hold; otherwise its rows are copied from staging first."""
     if destination.how != "folder":
@@ -498,36 +472,26 @@ def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, 
     same_layout = (spec.format, dict(spec.options), spec.partition_by) == (
         layout.format, dict(layout.options), layout.partition_by,
     )
-    codes_to_rebuild = flagged.codes_column is not None or (destination.side == INVALID and flagged.masked)
+    same_columns = columns.of_side(destination.side) == columns.invalid
     assert destination.location is not None
-    if codes_to_rebuild or not same_layout or not fs.same_file_system(destination.location, staging.folder):
+    if not (same_layout and same_columns and fs.same_file_system(destination.location, staging.folder)):
         destination.how = "copy"
 
 
-def _side_columns(df: DataFrame, side: str, annotate: str | None, has_warnings: bool) -> list[str]:
-    """The columns of one output, as :meth:`Cola.split` gives them."""
-    codes = [annotate] if annotate and side == INVALID else []
-    warnings = [f"{annotate}_warnings"] if has_warnings else []
-    return [*df.columns, *codes, *warnings]
-
-
-def _refuse_unwritable_columns(
-    df: DataFrame, annotate: str | None, has_warnings: bool, destinations: list[_Destination], staging: _Staging
-) -> None:
+def _refuse_unwritable_columns(columns: _SideColumns, destinations: list[_Destination], staging: _Staging) -> None:
     """Refuse, before any job, a CSV output of the codes arrays, or rows a table cannot take."""
-    arrays = {VALID: [f"{annotate}_warnings"] if has_warnings else []}
-    arrays[INVALID] = [*([annotate] if annotate else []), *arrays[VALID]]
-    if arrays[VALID] and staging.layout.format == "csv":
-        raise _csv_error(arrays[VALID][0])
+    if columns.arrays[INVALID] and staging.layout.format == "csv":
+        raise _csv_error(columns.arrays[INVALID][0])
     for destination in destinations:
         facts = destination.facts
         output_format = facts.provider if facts is not None else destination.spec.format
-        if arrays[destination.side] and output_format == "csv":
-            raise _csv_error(arrays[destination.side][0])
+        arrays = columns.arrays[destination.side]
+        if arrays and output_format == "csv":
+            raise _csv_error(arrays[0])
         if destination.how != "append-table":
             continue
         assert facts is not None
-        names = _side_columns(df, destination.side, annotate, has_warnings)
+        names = columns.of_side(destination.side)
         if {name.lower() for name, _ in facts.columns} != {name.lower() for name in names}:
             raise ColaOutputError(
                 f"the {destination.label} has the columns {', '.join(n for n, _ in facts.columns)}, "
@@ -547,7 +511,7 @@ def _stage(
     destination: _Destination,
     staging: _Staging,
     flagged: _Flagged,
-    annotate: str | None,
+    columns: _SideColumns,
 ) -> None:
     """Make what ``destination`` is published from: its staged folder, or a copy of its rows
     in its own format, columns and partitioning (a folder, or a table under a fresh name)."""
@@ -556,19 +520,16 @@ def _stage(
     side, spec = destination.side, destination.spec
     if destination.how == "folder":
         folder = staging.side(fs, side)
-        if flagged.masked:
-            # Every valid row has the all-zero mask; an invalid side is never renamed as it is.
-            folder = fs.child(folder, f"{staging.mask}={'0' * -(-len(flagged.code_list) // 4)}")
         if fs.exists(folder):
             destination.staged = folder
         elif spec.mode != "append" or not fs.exists(destination.location or ""):
             # No row had this outcome, so the write made no folder: an empty output is made,
             # with the schema where the format keeps one. Appending no rows publishes nothing.
-            empty = _read_staged(spark, fs, staging, flagged, side, annotate)
+            empty = _read_staged(spark, fs, staging, flagged, columns.of_side(side), side)
             write_output(empty, _with_path(staging.layout, folder))
             destination.staged = folder
         return
-    rows = _read_staged(spark, fs, staging, flagged, side, annotate)
+    rows = _read_staged(spark, fs, staging, flagged, columns.of_side(side), side)
     if destination.how == "copy":
         assert destination.location is not None
         destination.staged = fs.sibling(destination.location, "_cola_staging")
@@ -596,30 +557,17 @@ def _stage(
 
 
 def _read_staged(
-    spark: SparkSession, fs: FileSystem, staging: _Staging, flagged: _Flagged, side: str, annotate: str | None
+    spark: SparkSession, fs: FileSystem, staging: _Staging, flagged: _Flagged, columns: Sequence[str], side: str
 ) -> DataFrame:
     """One side's rows, read back from staging with that side's columns: a plain read of files
     already written, so the same rows whatever the input does meanwhile."""
-    from pyspark.sql import functions as F
-
     folder = staging.side(fs, side)
     if fs.exists(folder):
         reader = spark.read.format(staging.layout.format or "parquet").options(**staging.layout.options)
         rows = reader.schema(flagged.read_schema).load(folder)
     else:
         rows = spark.createDataFrame([], flagged.read_schema)
-    columns = [F.col(quote(name)) for name in flagged.columns]
-    if annotate and side == INVALID:
-        if flagged.masked:
-            assert staging.mask is not None
-            columns.append(_codes_from_mask(F.col(staging.mask), flagged.code_list).alias(annotate))
-        elif flagged.codes_column is not None:
-            columns.append(F.col(flagged.codes_column).alias(annotate))
-        else:  # no row rule at all: no row is invalid, and the column is an empty array
-            columns.append(F.array().cast("array<string>").alias(annotate))
-    if flagged.warnings is not None:
-        columns.append(F.col(flagged.warnings).alias(f"{annotate}_warnings"))
-    return rows.select(*columns)
+    return rows.select(*(quote(name) for name in columns))
 
 
 def _publish(spark: SparkSession, fs: FileSystem, destinations: list[_Destination]) -> None:

@@ -102,11 +102,11 @@ def test_the_source_is_read_once_for_both_outputs_and_the_plain_aggregates(spark
     with job_counter.count() as counted:
         outcome = Cola().split_write(orders, plain, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
                                      annotate="codes")
-    # One read of the 6 source rows; then the copy of the 2 invalid rows reads them back from
-    # staging (file reads are input records too), to turn their codes folders into a column.
+    # One read of the 6 source rows; then the copy of the 4 valid rows without the codes
+    # column reads them back from staging (file reads are input records too).
     assert (outcome.valid_count, outcome.invalid_count) == (4, 2)
-    assert counted.input_records == len(ORDERS) + 2
-    assert counted.jobs == 2  # the staging write, the invalid rows' copy
+    assert counted.input_records == len(ORDERS) + 4
+    assert counted.jobs == 2  # the staging write, the valid rows' copy
     assert [r.passed for r in outcome.results] == [False, False, True, True]
     assert outcome.results == Cola().run(orders, plain)
 
@@ -117,7 +117,7 @@ def test_a_unique_rules_distinct_count_is_taken_on_the_writes_own_window(spark, 
                                      annotate="codes")
     assert outcome.results == Cola().run(orders, RULES)
     assert outcome.results[2].message == "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"
-    # The write, and the 3 invalid rows read back from staging: no pass for the distinct count.
+    # The write, and the 3 valid rows read back from staging: no pass for the distinct count.
     assert counted.input_records == len(ORDERS) + 3
     assert counted.jobs == 2
 
@@ -315,11 +315,9 @@ def test_a_failed_invalid_output_leaves_the_valid_one_as_it_was_and_a_retry_work
     with pytest.raises(ColaOutputError) as raised:
         Cola().split_write(orders, RULES, valid=valid, invalid=invalid, annotate=annotate)
     blocker = f"file:{tmp_path / 'blocker'}"
-    if annotate:  # the invalid rows are copied before anything is published: their write fails
-        assert str(raised.value) == (
-            f"cannot write the invalid output {tmp_path}/blocker/i: org.apache.hadoop.fs.ParentNotDirectoryException: "
-            f"Parent path is not a directory: {blocker}; nothing was published"
-        )
+    if annotate:  # the staging write goes beside the invalid output, which it renames: it fails
+        assert str(raised.value).startswith(f"cannot write the split to its staging folder {blocker}/_cola_staging_")
+        assert str(raised.value).endswith(f"Parent path is not a directory: {blocker}; nothing was published")
     else:  # the valid output was published first, then undone
         assert str(raised.value) == (
             f"cannot publish the invalid output {tmp_path}/blocker/i: cannot create the folder {blocker}: "
@@ -488,15 +486,18 @@ def test_a_row_rule_that_fails_on_the_data_stops_the_split_before_anything_is_pu
     assert os.listdir(tmp_path) == []
 
 
-def test_with_more_codes_than_a_folder_name_holds_the_codes_are_a_column_of_the_write(
-    spark, orders, tmp_path, monkeypatch
+def test_annotate_valid_keeps_the_codes_column_in_the_valid_output_and_spares_the_copy(
+    spark, orders, tmp_path, job_counter
 ):
-    # 800 codes fit in a folder name; the limit is lowered to reach the other layout with 3.
-    import cola_core.split_write as module
-
-    monkeypatch.setattr(module, "_MAX_MASKED_CODES", 2)
-    outcome = Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"), annotate="codes")
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                     annotate="codes", annotate_valid=True)
     assert (outcome.valid_count, outcome.invalid_count) == (3, 3)
-    assert spark.read.parquet(str(tmp_path / "v")).columns == COLUMNS
-    assert rows_of(spark, tmp_path / "v", *COLUMNS) == VALID_ROWS
+    assert counted.input_records == len(ORDERS)  # both outputs renamed from the one write
+    assert counted.jobs == 1
+    assert spark.read.parquet(str(tmp_path / "v")).columns == [*COLUMNS, "codes"]
+    assert rows_of(spark, tmp_path / "v", *COLUMNS, "codes") == [(*row, None) for row in VALID_ROWS]
     assert rows_of(spark, tmp_path / "i", *COLUMNS, "codes") == sorted_rows(INVALID_ROWS)
+    with pytest.raises(ColaError) as raised:
+        Cola().split_write(orders, RULES, valid=str(tmp_path / "v2"), invalid=str(tmp_path / "i2"), annotate_valid=1)
+    assert str(raised.value) == "annotate_valid must be true or false, got 1"
