@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--only", default=None, help="comma-separated variant keys: cola,cola-annotate-valid,b-hand,a-hand,cola-lazy")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated variant keys: cola,cola-annotate-valid,b-hand,a-hand,cola-lazy")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the figures to PATH")
     args = parser.parse_args(argv)
     variants = [v for v in VARIANTS if not args.only or v.key in args.only.split(",")]
