@@ -59,6 +59,8 @@ class JobSpec:
         invalid_output: for ``split``, where the other rows go.
         annotate: for ``split``, the column of broken rule codes added to the invalid rows.
         quarantine_key: for ``split``, columns naming an entity whose rows are rejected together.
+        annotate_valid: for ``split`` with ``annotate``, write its column (NULL) to the valid
+            output as well, which spares a copy of the valid rows.
         master: the Spark master of a session the job starts.
         conf: Spark settings of a session the job starts.
         verbose: say on stderr which cola_core and Spark ran.
@@ -78,6 +80,7 @@ class JobSpec:
     invalid_output: OutputSpec | None = None
     annotate: str | None = None
     quarantine_key: tuple[str, ...] = ()
+    annotate_valid: bool = False
     master: str | None = None
     conf: tuple[tuple[str, str], ...] = field(default=())
     verbose: bool = False
@@ -96,6 +99,10 @@ class JobSpec:
                 raise ColaError(f"{name} only applies to a split job")
         if not splitting and self.quarantine_key:
             raise ColaError("quarantine_key only applies to a split job")
+        if not isinstance(self.annotate_valid, bool):
+            raise ColaError(f"annotate_valid must be true or false, got {self.annotate_valid!r}")
+        if self.annotate_valid and not self.annotate:
+            raise ColaError("annotate_valid only applies to a split job with annotate")
         if splitting and (self.valid_output is None or self.invalid_output is None):
             raise ColaError("a split job needs both valid_output and invalid_output")
         object.__setattr__(self, "quarantine_key", tuple(self.quarantine_key))
@@ -132,6 +139,7 @@ class JobSpec:
             invalid_output=_output_argument(args.invalid_output, "--invalid-output") if splitting else None,
             annotate=args.annotate if splitting else None,
             quarantine_key=tuple(args.quarantine_key) if splitting else (),
+            annotate_valid=bool(args.annotate_valid) if splitting else False,
             master=args.master,
             conf=tuple(args.conf),
             verbose=args.verbose,
@@ -162,6 +170,8 @@ class JobSpec:
             argv += ["--annotate", self.annotate]
         for column in self.quarantine_key:
             argv += ["--quarantine-key", column]
+        if self.annotate_valid:
+            argv += ["--annotate-valid"]
         for package in self.check_packages:
             argv += ["--checks", package]
         if self.master is not None:
@@ -242,6 +252,10 @@ def job_parser() -> argparse.ArgumentParser:
     outputs.add_argument("--invalid-output", required=True, metavar="OUTPUT", help="where the invalid rows go")
     outputs.add_argument(
         "--annotate", metavar="COLUMN", help="add this array<string> column of broken rule codes to the invalid rows"
+    )
+    outputs.add_argument(
+        "--annotate-valid", action="store_true",
+        help="write the --annotate column (NULL) to the valid rows too, which spares copying them",
     )
     outputs.add_argument(
         "--quarantine-key", action="append", default=[], metavar="COLUMN",

@@ -112,6 +112,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             split = cola.split_write(
                 df, checks, spec.valid_output, spec.invalid_output,
                 annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, samples=spec.samples,
+                annotate_valid=spec.annotate_valid,
             )
             results = split.results
             counts = {"valid_count": split.valid_count, "invalid_count": split.invalid_count}

@@ -150,12 +150,16 @@ def flag_rows(
     row_checks: Sequence[BaseCheck],
     annotate: str | None = None,
     quarantine_key: Sequence[str] | None = None,
+    riders: Sequence[Column] = (),
 ) -> FlaggedRows:
     """Every row of ``df`` with the codes of the rules it breaks (one projection of ``prepared``).
 
     Args:
         prepared: ``df`` with the helper columns of the checks (``prepare_all``).
         row_checks: bound row-level checks (:func:`checked_split`).
+        riders: named columns computed in the same projection and kept after the codes: a
+            window over the same columns as a rule's (``split_write``'s distinct marks) then
+            shares that rule's Window operator.
     """
     from pyspark.sql import functions as F
 
@@ -168,11 +172,12 @@ def flag_rows(
     with shared_columns():
         codes = codes_column(prepared, blocking)
         extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
-    flagged = prepared.select(*columns, codes.alias(codes_name), *extra)
+    flagged = prepared.select(*columns, codes.alias(codes_name), *extra, *riders)
     if quarantine_key:
         keep_warnings = [F.col(warnings_name)] if extra else []
+        kept_riders = [F.col(name) for name in flagged.columns[len(columns) + 1 + len(extra):]]
         spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
-        flagged = flagged.select(*columns, spread, *keep_warnings)
+        flagged = flagged.select(*columns, spread, *keep_warnings, *kept_riders)
     return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None)
 
 

@@ -62,7 +62,7 @@ from cola_core.split import check_split_options, flag_rows
 from cola_core.storage import write_output
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 __all__ = ["SplitOutcome", "split_write"]
@@ -287,8 +287,8 @@ def _write_staging(
             except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
                 _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
                 continue
-        scanned, distinct_marks = _mark_first_rows(df, scanned, windowed)
-        flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key)
+        scanned, marks = _first_row_marks(df, scanned, windowed)
+        flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key, marks)
         try:
             write_output(flagged.rows, staging.write_spec())
         except ColaOutputError as error:
@@ -308,9 +308,9 @@ def _write_staging(
             values = observation.get
             observed = [values[f"a{n}"] for n in range(len(aggregates))]
         distinct = {}
-        if distinct_marks is not None:
-            marks = distinct_marks.get
-            distinct = {distinct_set: int(marks[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
+        if flagged.marks is not None:
+            marked = flagged.marks.get
+            distinct = {distinct_set: int(marked[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
         return observed, distinct, {VALID: int(counted[VALID]), INVALID: int(counted[INVALID])}, flagged
     raise AssertionError("the last attempt returns or raises")
 
@@ -330,33 +330,30 @@ def _windowed_sets(row_checks: Sequence[BaseCheck], plan: BlockPlan) -> list[tup
     return list(found.items())
 
 
-def _mark_first_rows(
+def _first_row_marks(
     df: DataFrame, scanned: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]]]
-) -> tuple[DataFrame, Any]:
-    """``scanned`` with the distinct keys of each windowed set counted as it is written.
+) -> tuple[DataFrame, list[Column]]:
+    """``scanned`` with a row id, and for each windowed set a boolean column marking the first
+    row of each key (the least row id in the rule's scope).
 
-    The first row of each key (the least row id in the rule's scope) is marked with the same
-    window the rule's predicate uses, which Spark evaluates on the same shuffle: the count
-    of marked rows is the distinct count, with no pass of its own.
+    The marks are computed in the split's own projection, with the same window as the rule's
+    predicate, so Spark evaluates both in one Window operator on one shuffle: the count of
+    marked rows is the set's distinct count, with no pass of its own.
     """
-    from pyspark.sql import Observation, Window
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if not windowed:
-        return scanned, None
-    fresh = uuid.uuid4().hex
-    row_id = f"__cola_row_{fresh}"
+        return scanned, []
+    row_id = f"__cola_row_{uuid.uuid4().hex}"
     marked = scanned.withColumn(row_id, F.monotonically_increasing_id())
-    counts = []
+    marks = []
     for number, ((_, where), keys) in enumerate(windowed):
         scope = scope_column(where)
         in_scope = F.col(row_id) if scope is None else F.when(scope, F.col(row_id))
         first = F.min(in_scope).over(Window.partitionBy(*(column_of(df, key) for key in keys))) == F.col(row_id)
-        name = f"__cola_first_{number}_{fresh}"
-        marked = marked.withColumn(name, first)
-        counts.append(F.count(F.when(F.col(name), 1)).alias(f"d{number}"))
-    observation = Observation(f"cola_distinct_{fresh}")
-    return marked.observe(observation, *counts), observation
+        marks.append(first.alias(f"__cola_first_{number}_{row_id}"))
+    return marked, marks
 
 
 @dataclass(frozen=True)
@@ -366,11 +363,13 @@ class _Flagged:
     Attributes:
         rows: the rows, observed with ``counts`` (the rows written per outcome).
         read_schema: the schema of an outcome's folder read back (all but the outcome).
+        marks: the observed counts of the first-row marks (``d0``, ``d1``...), if any.
     """
 
     rows: DataFrame
     counts: Any
     read_schema: StructType
+    marks: Any
 
 
 def _flagged(
@@ -380,11 +379,18 @@ def _flagged(
     staging: _Staging,
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
+    marks: Sequence[Column] = (),
 ) -> _Flagged:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key)
+    flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key, riders=marks)
+    marked = None
+    if marks:
+        marked = Observation(f"cola_distinct_{uuid.uuid4().hex}")
+        names = flagged.rows.columns[-len(marks):]
+        counts_of_marks = [F.count(F.when(F.col(name), 1)).alias(f"d{n}") for n, name in enumerate(names)]
+        flagged = flagged._replace(rows=flagged.rows.observe(marked, *counts_of_marks))
     rejected = F.size(flagged.codes) > 0
     # NULL on valid rows: nothing to store, and nothing to read for a valid output that keeps it.
     codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
@@ -396,7 +402,7 @@ def _flagged(
     counts = Observation(f"cola_split_counts_{uuid.uuid4().hex}")
     is_valid = F.col(staging.outcome) == F.lit(VALID)
     rows = rows.observe(counts, F.count(F.when(is_valid, 1)).alias(VALID), F.count(F.when(~is_valid, 1)).alias(INVALID))
-    return _Flagged(rows=rows, counts=counts, read_schema=rows.drop(staging.outcome).schema)
+    return _Flagged(rows=rows, counts=counts, read_schema=rows.drop(staging.outcome).schema, marks=marked)
 
 
 def _with_path(spec: OutputSpec, path: str) -> OutputSpec:

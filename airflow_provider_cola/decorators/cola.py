@@ -71,6 +71,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         invalid_output: dict[str, Any] | str | None = None,
         annotate: str | None = None,
         quarantine_key: list[str] | None = None,
+        annotate_valid: bool = False,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -87,6 +88,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.invalid_output = invalid_output
         self.annotate = annotate
         self.quarantine_key = quarantine_key
+        self.annotate_valid = checked_switch(annotate_valid, "annotate_valid")
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
@@ -188,6 +190,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             "invalid_output": checked_output(self.invalid_output, "invalid_output"),
             "annotate": self.annotate or None,
             "quarantine_key": tuple(self.quarantine_key or ()),
+            "annotate_valid": self.annotate_valid,
         }
 
     def _session(self) -> tuple[SparkSession, bool]:
@@ -300,6 +303,7 @@ def cola_check(
     invalid_output: dict[str, Any] | str | None = None,
     annotate: str | None = None,
     quarantine_key: list[str] | None = None,
+    annotate_valid: bool = False,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -336,6 +340,8 @@ def cola_check(
             rows, holding the codes of the rules each row broke. (templated)
         quarantine_key: for a split, columns naming an entity (``["order_id"]``): every row
             sharing a key with a rejected row is rejected too.
+        annotate_valid: for a split with ``annotate``, write its column (NULL) to the valid
+            rows too, which spares a copy of them.
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
@@ -364,5 +370,6 @@ def cola_check(
         invalid_output=invalid_output,
         annotate=annotate,
         quarantine_key=quarantine_key,
+        annotate_valid=annotate_valid,
         **kwargs,
     )

@@ -374,6 +374,8 @@ class ColaSplitOperator(ColaCheckOperator):
             the codes of the rules each row broke. (templated)
         quarantine_key: columns naming an entity (``["order_id"]``): every row sharing a key
             with a rejected row is rejected too, so an order is never half loaded.
+        annotate_valid: with ``annotate``, write its column (NULL) to the valid rows too,
+            which spares the job a copy of them (``cola split --annotate-valid``).
     """
 
     template_fields: Sequence[str] = (*ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate")
@@ -386,6 +388,7 @@ class ColaSplitOperator(ColaCheckOperator):
         invalid_output: dict[str, Any] | str,
         annotate: str | None = None,
         quarantine_key: list[str] | None = None,
+        annotate_valid: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -393,6 +396,7 @@ class ColaSplitOperator(ColaCheckOperator):
         self.invalid_output = invalid_output
         self.annotate = annotate
         self.quarantine_key = quarantine_key
+        self.annotate_valid = checked_switch(annotate_valid, "annotate_valid")
 
     def _job_outputs(self) -> dict[str, Any]:
         return {
@@ -401,6 +405,7 @@ class ColaSplitOperator(ColaCheckOperator):
             "invalid_output": checked_output(self.invalid_output, "invalid_output"),
             "annotate": self.annotate or None,
             "quarantine_key": tuple(self.quarantine_key or ()),
+            "annotate_valid": self.annotate_valid,
         }
 
 

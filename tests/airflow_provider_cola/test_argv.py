@@ -40,10 +40,10 @@ def report_arguments(report) -> list[str]:
     return output_arguments(ColaCheckOperator(task_id="task", rules=[], source={"table": "db.t"}, report=report))
 
 
-def split_output_arguments(valid_output, invalid_output, annotate, quarantine_key) -> list[str]:
+def split_output_arguments(valid_output, invalid_output, annotate, quarantine_key, **more) -> list[str]:
     return output_arguments(ColaSplitOperator(
         task_id="task", rules=[], source={"table": "db.t"}, valid_output=valid_output,
-        invalid_output=invalid_output, annotate=annotate, quarantine_key=quarantine_key,
+        invalid_output=invalid_output, annotate=annotate, quarantine_key=quarantine_key, **more,
     ))
 
 
@@ -75,6 +75,12 @@ def test_report_and_split_outputs():
         "--annotate", "dq_errors", "--quarantine-key", "order_id", "--quarantine-key", "line",
     ]
     assert split_output_arguments("/v", "/i", None, None) == ["--valid-output", "/v", "--invalid-output", "/i"]
+    assert split_output_arguments("/v", "/i", "dq", None, annotate_valid=True) == [
+        "--valid-output", "/v", "--invalid-output", "/i", "--annotate", "dq", "--annotate-valid",
+    ]
+    with pytest.raises(ColaConfigError) as raised:
+        split_output_arguments("/v", "/i", None, None, annotate_valid=True)
+    assert str(raised.value) == "invalid Cola job: annotate_valid only applies to a split job with annotate"
     with pytest.raises(ColaConfigError):
         split_output_arguments({"format": "parquet"}, "/i", None, None)
 

@@ -283,7 +283,7 @@ def test_both_outputs_make_a_split_job(airflow_home):
     with DAG("parse_only_split_job", schedule=None):
         split = cola_check(
             rules=rules, valid_output="/lake/valid", invalid_output={"path": "/lake/quarantine", "mode": "overwrite"},
-            annotate="rejections", quarantine_key=["id"], samples=2,
+            annotate="rejections", quarantine_key=["id"], samples=2, annotate_valid=True,
         )(orders)().operator
         check = cola_check(rules=rules)(orders)().operator
 
@@ -296,5 +296,6 @@ def test_both_outputs_make_a_split_job(airflow_home):
         invalid_output=parse_output({"path": "/lake/quarantine", "mode": "overwrite"}),
         annotate="rejections",
         quarantine_key=("id",),
+        annotate_valid=True,
     )
     assert check._job_spec(block, check._job_outputs()) == JobSpec(command="check", rules=tuple(rules))

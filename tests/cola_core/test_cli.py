@@ -463,3 +463,16 @@ def test_a_rule_that_fails_on_the_data_is_a_failed_result_and_stops_a_split_befo
     assert not valid.exists() and not invalid.exists()
     assert sorted(os.listdir(tmp_path)) == ["results.json", "rules.json"]  # no staging folder left either
     assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": refusal}}
+
+
+@pytest.mark.spark
+def test_annotate_valid_keeps_the_codes_column_in_the_valid_output(spark, tmp_path):
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "range", "column": "id", "min": 2}]))
+    valid, invalid = tmp_path / "valid", tmp_path / "invalid"
+    code = main(["split", "--rules", str(rules), "--query", "SELECT * FROM VALUES (1), (2) AS t(id)",
+                 "--valid-output", str(valid), "--invalid-output", str(invalid), "--annotate", "codes",
+                 "--annotate-valid", "--fail-exit-code", "0"])
+    assert code == 0
+    assert [tuple(row) for row in spark.read.parquet(str(valid)).collect()] == [(2, None)]
+    assert [tuple(row) for row in spark.read.parquet(str(invalid)).collect()] == [(1, ["range(id,2,)"])]

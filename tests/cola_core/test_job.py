@@ -39,6 +39,7 @@ SPLIT = dataclasses.replace(
                                  "partition_by": ["day"], "options": {"compression": "gzip"}}),
     annotate="dq_codes",
     quarantine_key=("order_id", "line"),
+    annotate_valid=True,
 )
 
 
@@ -61,6 +62,10 @@ def from_argv(spec: JobSpec) -> JobSpec:
         ({"invalid_output": parse_output("/i")}, "invalid_output only applies to a split job"),
         ({"annotate": "dq"}, "annotate only applies to a split job"),
         ({"quarantine_key": ("id",)}, "quarantine_key only applies to a split job"),
+        ({"annotate_valid": 1}, "annotate_valid must be true or false, got 1"),
+        ({"annotate_valid": True}, "annotate_valid only applies to a split job with annotate"),
+        ({"command": "split", "valid_output": parse_output("/v"), "invalid_output": parse_output("/i"),
+          "annotate_valid": True}, "annotate_valid only applies to a split job with annotate"),
         ({"command": "split"}, "a split job needs both valid_output and invalid_output"),
         ({"command": "split", "valid_output": parse_output("/v")}, "a split job needs both valid_output and invalid_output"),
     ],
@@ -149,8 +154,9 @@ def job_specs(draw) -> JobSpec:
         allow_external_access=draw(st.booleans()),
         valid_output=draw(_OUTPUTS) if splitting else None,
         invalid_output=draw(_OUTPUTS) if splitting else None,
-        annotate=optional(_WORDS) if splitting else None,
+        annotate=(annotate := optional(_WORDS) if splitting else None),
         quarantine_key=tuple(draw(st.lists(_WORDS, max_size=2))) if splitting else (),
+        annotate_valid=draw(st.booleans()) if annotate else False,
         master=optional(st.sampled_from(["local[2]", "yarn", "spark://h:7077"])),
         conf=tuple(draw(st.lists(st.tuples(_WORDS, _WORDS), max_size=2))),
         verbose=draw(st.booleans()),
@@ -186,7 +192,7 @@ def test_unknown_json_keys_are_refused_with_the_valid_ones():
     assert str(raised.value) == (
         "unknown job keys ['mastr', 'rule']; valid keys are command, rules, source, results, report, pipeline, "
         "samples, fail_exit_code, check_packages, allow_external_access, valid_output, invalid_output, annotate, "
-        "quarantine_key, master, conf, verbose"
+        "quarantine_key, annotate_valid, master, conf, verbose"
     )
 
 
