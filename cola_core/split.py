@@ -50,8 +50,11 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
-    flagged = [F.when(is_true(predicate), F.lit(code)) for code, predicate in pairs]
-    return F.array_distinct(F.array_compact(F.array(*flagged)))
+    flagged = F.array_compact(F.array(*[F.when(is_true(predicate), F.lit(code)) for code, predicate in pairs]))
+    # Each code once: only rules sharing a declared code can repeat one, so only then is the
+    # (per-row hash set of) array_distinct needed.
+    codes = [code for code, _ in pairs]
+    return F.array_distinct(flagged) if len(set(codes)) < len(codes) else flagged
 
 
 def check_split_options(

@@ -273,22 +273,18 @@ def _write_staging(
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
     scan (which measures each rule apart when one fails on the data).
     """
-    from pyspark.sql import Observation
-
     fs = FileSystem(df.sparkSession)
     aggregates = plan.aggregates
     windowed = _windowed_sets(row_checks, plan)
     for observe_aggregates in ([True, False] if aggregates else [False]):
-        observation = Observation(f"cola_aggregates_{uuid.uuid4().hex}") if observe_aggregates else None
-        scanned = prepared
-        if observation is not None:
-            try:
-                scanned = prepared.observe(observation, *(a.alias(f"a{n}") for n, a in enumerate(aggregates)))
-            except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
-                _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
-                continue
-        scanned, marks = _first_row_marks(df, scanned, windowed)
-        flagged = _flagged(df, scanned, row_checks, staging, annotate, quarantine_key, marks)
+        try:
+            flagged = _flagged(df, prepared, row_checks, staging, annotate, quarantine_key, windowed,
+                               aggregates if observe_aggregates else ())
+        except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
+            if not observe_aggregates:
+                raise
+            _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
+            continue
         try:
             write_output(flagged.rows, staging.write_spec())
         except ColaOutputError as error:
@@ -302,16 +298,10 @@ def _write_staging(
             if observe_aggregates:
                 continue
             raise _RowRulesFailed(first_line(cause)) from error
-        counted = flagged.counts.get
-        observed = None
-        if observation is not None:
-            values = observation.get
-            observed = [values[f"a{n}"] for n in range(len(aggregates))]
-        distinct = {}
-        if flagged.marks is not None:
-            marked = flagged.marks.get
-            distinct = {distinct_set: int(marked[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
-        return observed, distinct, {VALID: int(counted[VALID]), INVALID: int(counted[INVALID])}, flagged
+        values = flagged.observation.get
+        observed = [values[f"a{n}"] for n in range(len(aggregates))] if observe_aggregates else None
+        distinct = {distinct_set: int(values[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
+        return observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])}, flagged
     raise AssertionError("the last attempt returns or raises")
 
 
@@ -361,15 +351,16 @@ class _Flagged:
     """The rows of the staging write: the invalid side's columns, then the outcome.
 
     Attributes:
-        rows: the rows, observed with ``counts`` (the rows written per outcome).
+        rows: the rows to write.
+        observation: what the write measures, in one observation: the block's aggregates
+            (``a0``...), the distinct counts of the first-row marks (``d0``...), and the rows
+            per outcome (``valid``, ``invalid``).
         read_schema: the schema of an outcome's folder read back (all but the outcome).
-        marks: the observed counts of the first-row marks (``d0``, ``d1``...), if any.
     """
 
     rows: DataFrame
-    counts: Any
+    observation: Any
     read_schema: StructType
-    marks: Any
 
 
 def _flagged(
@@ -379,30 +370,37 @@ def _flagged(
     staging: _Staging,
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
-    marks: Sequence[Column] = (),
+    windowed: list[tuple[DistinctSet, tuple[str, ...]]],
+    aggregates: Sequence[Column],
 ) -> _Flagged:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
 
-    flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key, riders=marks)
-    marked = None
-    if marks:
-        marked = Observation(f"cola_distinct_{uuid.uuid4().hex}")
-        names = flagged.rows.columns[-len(marks):]
-        counts_of_marks = [F.count(F.when(F.col(name), 1)).alias(f"d{n}") for n, name in enumerate(names)]
-        flagged = flagged._replace(rows=flagged.rows.observe(marked, *counts_of_marks))
-    rejected = F.size(flagged.codes) > 0
+    scanned, marks = _first_row_marks(df, prepared, windowed)
+    # The checks' helper columns ride along to the one observation, which the aggregates read.
+    own = set(df.columns)
+    helpers = [F.col(quote(name)) for name in prepared.columns if name not in own]
+    flagged = flag_rows(df, scanned, row_checks, annotate, quarantine_key, riders=[*helpers, *marks])
+    mark_names = flagged.rows.columns[len(flagged.rows.columns) - len(marks):]
+    rejected = F.size(F.col(flagged.codes)) > 0
+    observation = Observation(f"cola_split_{uuid.uuid4().hex}")
+    measured = flagged.rows.observe(
+        observation,
+        *(aggregate.alias(f"a{number}") for number, aggregate in enumerate(aggregates)),
+        *(F.count(F.when(F.col(name), 1)).alias(f"d{number}") for number, name in enumerate(mark_names)),
+        F.count(F.when(~rejected, 1)).alias(VALID),
+        F.count(F.when(rejected, 1)).alias(INVALID),
+    )
     # NULL on valid rows: nothing to store, and nothing to read for a valid output that keeps it.
     codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
     warnings = [F.col(flagged.warnings).alias(f"{annotate}_warnings")] if flagged.warnings else []
-    rows = flagged.rows.select(
+    rows = measured.select(
         *(F.col(quote(name)) for name in flagged.columns), *codes, *warnings,
         F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome),
     )
-    counts = Observation(f"cola_split_counts_{uuid.uuid4().hex}")
-    is_valid = F.col(staging.outcome) == F.lit(VALID)
-    rows = rows.observe(counts, F.count(F.when(is_valid, 1)).alias(VALID), F.count(F.when(~is_valid, 1)).alias(INVALID))
-    return _Flagged(rows=rows, counts=counts, read_schema=rows.drop(staging.outcome).schema, marks=marked)
+    read_schema = StructType([field for field in rows.schema.fields if field.name != staging.outcome])
+    return _Flagged(rows=rows, observation=observation, read_schema=read_schema)
 
 
 def _with_path(spec: OutputSpec, path: str) -> OutputSpec:
