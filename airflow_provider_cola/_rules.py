@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 # A URI scheme (s3a:, hdfs:, abfss:...); a Windows drive letter never reaches a local master here.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
-__all__ = ["RuleBlock", "checked_local_path", "checked_output", "checked_source", "dag_folder", "engine", "load_rules"]
+__all__ = [
+    "RuleBlock", "checked_local_path", "checked_output", "checked_source", "dag_folder", "engine", "load_rules",
+    "split_job_fields",
+]
 
 
 def dag_folder(dag: Any) -> Path | None:
@@ -130,6 +133,28 @@ def checked_output(config: Mapping[str, Any] | str, what: str) -> OutputSpec:
         return parse_output(config)
     except ColaError as error:
         raise ColaConfigError(f"invalid {what}: {error}") from error
+
+
+def split_job_fields(
+    valid_output: Mapping[str, Any] | str,
+    invalid_output: Mapping[str, Any] | str,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+    annotate_valid: bool,
+) -> dict[str, Any]:
+    """The ``JobSpec`` fields of a split, from the arguments ``ColaSplitOperator`` and the
+    decorator share, each output checked.
+
+    Raises:
+        ColaConfigError: an output config is malformed.
+    """
+    return {
+        "valid_output": checked_output(valid_output, "valid_output"),
+        "invalid_output": checked_output(invalid_output, "invalid_output"),
+        "annotate": annotate or None,
+        "quarantine_key": tuple(quarantine_key or ()),
+        "annotate_valid": annotate_valid,
+    }
 
 
 def checked_local_path(source: SourceSpec, master: str) -> None:

@@ -26,7 +26,7 @@ from airflow_provider_cola._outcome import (
     checked_switch,
     settle,
 )
-from airflow_provider_cola._rules import RuleBlock, checked_output, dag_folder, load_rules
+from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules, split_job_fields
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core.errors import ColaError
@@ -185,13 +185,9 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         """
         if self.valid_output is None or self.invalid_output is None:
             return {}
-        return {
-            "valid_output": checked_output(self.valid_output, "valid_output"),
-            "invalid_output": checked_output(self.invalid_output, "invalid_output"),
-            "annotate": self.annotate or None,
-            "quarantine_key": tuple(self.quarantine_key or ()),
-            "annotate_valid": self.annotate_valid,
-        }
+        return split_job_fields(
+            self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid
+        )
 
     def _session(self) -> tuple[SparkSession, bool]:
         """The session to use, and whether this task started it (and so must stop it).

@@ -31,6 +31,7 @@ from airflow_provider_cola._rules import (
     checked_source,
     dag_folder,
     load_rules,
+    split_job_fields,
 )
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
@@ -401,11 +402,9 @@ class ColaSplitOperator(ColaCheckOperator):
     def _job_outputs(self) -> dict[str, Any]:
         return {
             **super()._job_outputs(),
-            "valid_output": checked_output(self.valid_output, "valid_output"),
-            "invalid_output": checked_output(self.invalid_output, "invalid_output"),
-            "annotate": self.annotate or None,
-            "quarantine_key": tuple(self.quarantine_key or ()),
-            "annotate_valid": self.annotate_valid,
+            **split_job_fields(
+                self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid
+            ),
         }
 
 
