@@ -8,7 +8,9 @@ The design, measured against caching and checkpointing in ``benchmarks/SPLIT_NOT
    (``DataFrame.observe``), so the input is evaluated once: every row lands in exactly one
    output even when the input is not deterministic, and the counts are those of the rows
    written. Distinct counts cannot be observed (Spark refuses DISTINCT in observed metrics),
-   so each distinct column set costs its own pass, as in ``run``.
+   but a ``unique`` rule's is taken on the window its predicate computes anyway (the first
+   row of each key is marked, and the marks counted); each other distinct column set costs
+   its own pass, as in ``run``.
 2. **Publish.** Each outcome's folder is moved into its destination (``cola_core.publish``):
    a rename for a path output with the staging write's layout; otherwise its rows are first
    copied from staging (a deterministic read) into that destination's format, partitioning
