@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
@@ -137,11 +136,12 @@ class Cola:
         checked_samples(samples)
         with self.sql_scope():
             checks = self._checks(rules)
-            outcome = split_write(
+            # Samples and a sql rule's own output are taken before publishing: an output may
+            # overwrite the source.
+            return split_write(
                 df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
-                annotate_valid=annotate_valid,
+                annotate_valid=annotate_valid, finish=lambda results: self._finish(df, checks, results, samples),
             )
-            return replace(outcome, results=self._finish(df, checks, outcome.results, samples))
 
     def _finish(
         self, df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], samples: int

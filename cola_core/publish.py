@@ -245,6 +245,17 @@ class TableFacts:
     location: str
     columns: tuple[tuple[str, str], ...]
     partition_columns: tuple[str, ...]
+    bucketed: bool = False
+    storage_properties: str = ""
+
+
+def _described(spark: SparkSession, sql: str) -> list[tuple[str, str]]:
+    """The detail rows of a ``DESCRIBE ... EXTENDED``: those after its first ``# Detailed``
+    header, so that a column named ``Location`` or ``Provider`` is never read as one."""
+    rows = [(str(row["col_name"] or "").strip(), str(row["data_type"] or "").strip())
+            for row in spark.sql(sql).collect()]
+    start = next((n for n, (name, _) in enumerate(rows) if name.startswith("# Detailed")), len(rows))
+    return rows[start + 1:]
 
 
 def table_facts(spark: SparkSession, name: str) -> TableFacts:
@@ -256,11 +267,7 @@ def table_facts(spark: SparkSession, name: str) -> TableFacts:
     table = spark.catalog.getTable(name)
     if table.isTemporary or str(table.tableType).upper() == "VIEW":
         raise ColaOutputError(f"output table {name} is a view; write to a table or a path")
-    details = {
-        str(row["col_name"]).strip(): str(row["data_type"]).strip()
-        for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
-        if row["col_name"] is not None and row["data_type"] is not None
-    }
+    details = dict(reversed(_described(spark, f"DESCRIBE TABLE EXTENDED {name}")))
     listed = spark.catalog.listColumns(name)
     return TableFacts(
         name=name,
@@ -269,36 +276,71 @@ def table_facts(spark: SparkSession, name: str) -> TableFacts:
         location=details.get("Location", ""),
         columns=tuple((column.name, column.dataType) for column in listed),
         partition_columns=tuple(column.name for column in listed if column.isPartition),
+        bucketed="Num Buckets" in details or any(column.isBucket for column in listed),
+        storage_properties=details.get("Storage Properties", ""),
     )
 
 
+def table_parts(name: str) -> list[str]:
+    """The parts of a (checked) table name, unquoted: ```a b`.t`` -> ``["a b", "t"]``."""
+    return [token.text for token in tokenize(name, "table") if token.kind in ("word", "quoted")]
+
+
+def _quoted(parts: list[str]) -> str:
+    return ".".join(f"`{part.replace('`', '``')}`" for part in parts)
+
+
 def sibling_table(name: str, prefix: str) -> str:
-    """A fresh table name in ``name``'s database: ``db.`<prefix>_<hex>_<table>```."""
-    parts = [token.text for token in tokenize(name, "table") if token.kind in ("word", "quoted")]
-    fresh = f"{prefix}_{uuid.uuid4().hex}_{parts[-1]}"
-    return ".".join(f"`{part.replace('`', '``')}`" for part in [*parts[:-1], fresh])
+    """A fresh table name in ``name``'s database: ``db.`<prefix>_<hex>`` (the table's own name
+    is left out: it may hold characters a new name may not)."""
+    parts = table_parts(name)
+    return _quoted([*parts[:-1], f"{prefix}_{uuid.uuid4().hex}"])
 
 
-def rename_table(spark: SparkSession, source: str, target: str) -> None:
+def rename_table(publication: Publication, spark: SparkSession, source: str, target: str, description: str) -> None:
     """``ALTER TABLE source RENAME TO target`` (a catalog operation; a managed table's folder
-    moves too), then a refresh: the session must not read ``target`` from a cached listing of
-    the table that had the name before."""
-    partitioned = any(column.isPartition for column in spark.catalog.listColumns(source))
-    old_location = _location(spark, source) if partitioned else ""
+    moves too), recorded in ``publication`` as soon as it is done, then made readable: the
+    partitions re-pointed (see :func:`_repoint_partitions`) and the table refreshed, so the
+    session never reads ``target`` from a cached listing of the table that had the name."""
+    old_location = _partitioned_location(spark, source)
+    _alter_rename(spark, source, target)
+    # Recorded before the clean-up below: if that fails, the rename is still undone.
+    publication.done(description, partial(_rename, spark, target, source))
+    _settle(spark, target, old_location)
+
+
+def _rename(spark: SparkSession, source: str, target: str) -> None:
+    old_location = _partitioned_location(spark, source)
+    _alter_rename(spark, source, target)
+    _settle(spark, target, old_location)
+
+
+def _partitioned_location(spark: SparkSession, name: str) -> str | None:
+    """The folder of a partitioned table (its partitions may need re-pointing after a rename)."""
+    partitioned = any(column.isPartition for column in spark.catalog.listColumns(name))
+    return _location(spark, name) if partitioned else None
+
+
+def _alter_rename(spark: SparkSession, source: str, target: str) -> None:
+    # RENAME TO takes the database and the table: a catalog part is refused there.
     try:
-        spark.sql(f"ALTER TABLE {source} RENAME TO {target}")
+        spark.sql(f"ALTER TABLE {source} RENAME TO {_quoted(table_parts(target)[-2:])}")
     except Exception as error:  # pyspark's analysis or JVM errors, all reported the same way
         raise ColaOutputError(f"cannot rename table {source} to {target}: {first_line(error)}") from error
-    if partitioned:
-        _repoint_partitions(spark, target, old_location)
-    _refresh(spark, target)
+
+
+def _settle(spark: SparkSession, name: str, old_location: str | None) -> None:
+    if old_location is not None:
+        _repoint_partitions(spark, name, old_location)
+    _refresh(spark, name)
 
 
 def _location(spark: SparkSession, name: str, partition: str | None = None) -> str:
+    """The table's (or the partition's) folder, as a URI (percent-encoded)."""
     where = f" PARTITION ({_partition_clause(partition)})" if partition else ""
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}{where}").collect()
-    # With a partition, its own Location comes before the table's.
-    return next(str(row["data_type"]) for row in rows if row["col_name"] == "Location")
+    # With a partition, its own Location comes first, then the table's.
+    return next(value for key, value in _described(spark, f"DESCRIBE TABLE EXTENDED {name}{where}")
+                if key == "Location")
 
 
 def _repoint_partitions(spark: SparkSession, name: str, old_location: str) -> None:
@@ -308,14 +350,20 @@ def _repoint_partitions(spark: SparkSession, name: str, old_location: str) -> No
     old one, so the renamed table reads empty; a Hive metastore moves them itself, and then
     nothing is changed here.
     """
-    new_location = _location(spark, name)
+    from urllib.parse import unquote
+
+    # DESCRIBE shows a location sometimes as a URI (percent-encoded), sometimes decoded;
+    # compared decoded, and set as a path, which Spark encodes itself.
+    old, new = unquote(old_location).rstrip("/"), unquote(_location(spark, name)).rstrip("/")
     for row in spark.sql(f"SHOW PARTITIONS {name}").collect():
         spec = str(row[0])
-        stale = _location(spark, name, spec)
-        if not stale.startswith(old_location.rstrip("/") + "/"):
-            return  # the catalog moved them
-        moved = new_location.rstrip("/") + stale[len(old_location.rstrip("/")):]
-        spark.sql(f"ALTER TABLE {name} PARTITION ({_partition_clause(spec)}) SET LOCATION '{_literal(moved)}'")
+        stale = unquote(_location(spark, name, spec))
+        # A partition in the table's own folder is set to its folder there, by name (SHOW
+        # PARTITIONS gives the folder's escaped name): a catalog may have moved it, even
+        # wrongly (encoded twice). A partition elsewhere was placed by hand, and is left.
+        if stale.startswith((old + "/", new + "/")):
+            moved = f"{new}/{spec}"
+            spark.sql(f"ALTER TABLE {name} PARTITION ({_partition_clause(spec)}) SET LOCATION '{_literal(moved)}'")
 
 
 def drop_table(spark: SparkSession, name: str) -> None:
@@ -326,17 +374,14 @@ def publish_new_table(publication: Publication, spark: SparkSession, staged: str
     """Rename the staged table ``staged`` to ``target``, which must not exist."""
     if spark.catalog.tableExists(target):
         raise ColaOutputError(f"output table {target} appeared while the split was written; nothing was published")
-    rename_table(spark, staged, target)
-    publication.done(f"created table {target}", lambda: rename_table(spark, target, staged))
+    rename_table(publication, spark, staged, target, f"created table {target}")
 
 
 def publish_table_swap(publication: Publication, spark: SparkSession, staged: str, target: str) -> None:
     """Overwrite ``target`` with the staged table: the old one is renamed aside, then dropped at commit."""
     backup = sibling_table(target, "_cola_previous")
-    rename_table(spark, target, backup)
-    publication.done(f"moved table {target} aside", lambda: rename_table(spark, backup, target))
-    rename_table(spark, staged, target)
-    publication.done(f"published table {target}", lambda: rename_table(spark, target, staged))
+    rename_table(publication, spark, target, backup, f"moved table {target} aside")
+    rename_table(publication, spark, staged, target, f"published table {target}")
     publication.after_commit(lambda: drop_table(spark, backup))
 
 

@@ -171,6 +171,11 @@ def parse_output(config: Mapping[str, Any] | str | OutputSpec) -> OutputSpec:
     target = config[kind]
     if not isinstance(target, str) or not target.strip():
         raise ColaOutputError(f"output '{kind}' must be a non-empty string, got {target!r}")
+    if kind == "table":
+        try:
+            check_table_name(target, "table")
+        except ColaRuleError as error:
+            raise ColaOutputError(f"output {error.reason}") from error
     mode = config.get("mode", "errorifexists")
     if not isinstance(mode, str) or mode.lower() not in WRITE_MODES:
         raise ColaOutputError(f"output 'mode' must be one of {', '.join(WRITE_MODES)}, got {mode!r}")

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, quote, scope_column
-from cola_core._spark_errors import first_line, is_data_error
+from cola_core._spark_errors import first_line, is_data_error, is_lasting_storage_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.planner import (
@@ -57,6 +57,7 @@ from cola_core.publish import (
     publish_table_swap,
     sibling_table,
     table_facts,
+    table_parts,
 )
 from cola_core.result import CheckResult
 from cola_core.specs import OutputSpec, parse_output
@@ -71,8 +72,9 @@ __all__ = ["SplitOutcome", "split_write"]
 
 _LOG = logging.getLogger(__name__)
 VALID, INVALID = "valid", "invalid"
-# Formats whose files a table's folder can receive directly, columns matched by name or order.
-_FILE_TABLE_PROVIDERS = ("parquet", "orc", "json", "csv")
+# Formats whose files a table's folder can receive directly: self-describing, so the files
+# need none of the table's storage options (a csv table's header or separator).
+_FILE_TABLE_PROVIDERS = ("parquet", "orc")
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ def split_write(
     annotate: str | None = None,
     quarantine_key: Sequence[str] | None = None,
     annotate_valid: bool = False,
+    finish: Callable[[list[CheckResult]], list[CheckResult]] | None = None,
 ) -> SplitOutcome:
     """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published together.
 
@@ -129,6 +132,9 @@ def split_write(
         quarantine_key: columns naming an entity whose rows are rejected together.
         annotate_valid: with ``annotate``, write its column (NULL) to the valid output as
             well, so that the valid rows are published as written, without a copy.
+        finish: what to do with the results before anything is published (samples, a sql
+            rule's own output), while the source is still as it was read: an output may
+            overwrite it.
 
     Raises:
         ColaOutputError: a malformed or unwritable output, or a write or publish that failed;
@@ -147,7 +153,7 @@ def split_write(
     columns = _SideColumns.of(df, annotate, any(c.severity_level == "warn" for c in row_checks), annotate_valid)
     for destination in destinations:
         _resolve(spark, fs, destination)
-    _refuse_same_target(*destinations)
+    _refuse_same_target(spark, *destinations)
 
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
@@ -159,6 +165,8 @@ def split_write(
         for destination in destinations:
             _choose_route(fs, destination, staging, columns)
         results = measure_block(df, checks, prepared, plan, observed=observed, distinct_counted=distinct)
+        if finish is not None:
+            results = finish(results)
         for destination in destinations:
             try:
                 _stage(spark, fs, destination, staging, flagged, columns)
@@ -211,7 +219,10 @@ class _Staging:
         if anchor is not None:
             assert anchor.location is not None
             folder = fs.sibling(anchor.location, "_cola_staging")
-            layout = anchor.spec
+            # Read back for a copy, a csv or json file would not give the rows it was given
+            # (a newline inside a value, microseconds, binary): the staging write is then parquet.
+            lossless = anchor.spec.format in ("parquet", "orc")
+            layout = anchor.spec if lossless else OutputSpec(path=folder, partition_by=anchor.spec.partition_by)
         else:
             table_folder = next((d.location for d in destinations if d.location is not None), None)
             if table_folder is not None:
@@ -237,11 +248,13 @@ class _SideColumns:
 
     Attributes:
         arrays: per side, its ``array<string>`` columns (which a csv file cannot hold).
+        types: every column's Spark type, as the catalog writes it (``int``, ``array<string>``).
     """
 
     valid: tuple[str, ...]
     invalid: tuple[str, ...]
     arrays: dict[str, tuple[str, ...]]
+    types: dict[str, str]
 
     @classmethod
     def of(cls, df: DataFrame, annotate: str | None, has_warn_rules: bool, annotate_valid: bool) -> _SideColumns:
@@ -252,6 +265,10 @@ class _SideColumns:
             valid=(*df.columns, *valid_added),
             invalid=(*df.columns, *codes, *warnings),
             arrays={VALID: valid_added, INVALID: (*codes, *warnings)},
+            types={
+                **{field.name: field.dataType.simpleString() for field in df.schema.fields},
+                **dict.fromkeys((*codes, *warnings), "array<string>"),
+            },
         )
 
     def of_side(self, side: str) -> tuple[str, ...]:
@@ -418,18 +435,37 @@ def _resolve(spark: SparkSession, fs: FileSystem, destination: _Destination) -> 
             f"mode 'ignore' cannot be used for the {destination.label}: a split publishes both outputs or "
             "neither; use append, overwrite or errorifexists"
         )
+    if spec.format == "delta" and spec.path is not None:
+        raise ColaOutputError(
+            f"the {destination.label} is a delta output; a split publishes files by renaming them, which a "
+            "Delta table's log would not record: write parquet or orc paths, or tables"
+        )
+    if spec.mode == "overwrite" and _dynamic_overwrite(spark, spec):
+        raise ColaOutputError(
+            f"the {destination.label} is overwritten in dynamic partition mode "
+            "(spark.sql.sources.partitionOverwriteMode=dynamic), which a split cannot publish at once; "
+            "use the static mode, or append"
+        )
     if spec.path is not None:
         destination.location = fs.qualified(spec.path)
         if spec.mode in ("error", "errorifexists") and fs.exists(destination.location):
             raise _exists(destination)
         return
     assert spec.table is not None, "parse_output gives a path or a table"
-    if not spark.catalog.tableExists(spec.table):
+    try:
+        exists = spark.catalog.tableExists(spec.table)
+    except Exception as error:  # a name Spark's parser refuses, or a catalog it cannot reach
+        raise ColaOutputError(f"cannot look up the {destination.label}: {first_line(error)}") from error
+    if not exists:
         destination.how = "new-table"
         return
     if spec.mode in ("error", "errorifexists"):
         raise _exists(destination)
     facts = destination.facts = table_facts(spark, spec.table)
+    if facts.bucketed:
+        raise ColaOutputError(
+            f"the {destination.label} is bucketed; a split cannot write its files in the table's buckets"
+        )
     if spec.mode == "overwrite":
         if not facts.managed:
             raise ColaOutputError(
@@ -447,6 +483,13 @@ def _resolve(spark: SparkSession, fs: FileSystem, destination: _Destination) -> 
         destination.location = facts.location
 
 
+def _dynamic_overwrite(spark: SparkSession, spec: OutputSpec) -> bool:
+    mode = spec.options.get("partitionOverwriteMode") or spark.conf.get(
+        "spark.sql.sources.partitionOverwriteMode", "static"
+    )
+    return str(mode).lower() == "dynamic"
+
+
 def _exists(destination: _Destination) -> ColaOutputError:
     return ColaOutputError(
         f"the {destination.label} already exists and its mode is {destination.spec.mode!r}; "
@@ -454,10 +497,12 @@ def _exists(destination: _Destination) -> ColaOutputError:
     )
 
 
-def _refuse_same_target(valid: _Destination, invalid: _Destination) -> None:
+def _refuse_same_target(spark: SparkSession, valid: _Destination, invalid: _Destination) -> None:
     if valid.spec.table is not None and invalid.spec.table is not None:
-        if valid.spec.table.lower() == invalid.spec.table.lower():
-            raise ColaOutputError(f"the valid and invalid outputs are the same table, {valid.spec.table}")
+        if _table_identity(spark, valid.spec.table) == _table_identity(spark, invalid.spec.table):
+            raise ColaOutputError(
+                f"the valid and invalid outputs are the same table, {valid.spec.table} and {invalid.spec.table}"
+            )
         return
     if valid.location is None or invalid.location is None:
         return
@@ -467,6 +512,14 @@ def _refuse_same_target(valid: _Destination, invalid: _Destination) -> None:
             f"the valid output {valid.spec.target} and the invalid output {invalid.spec.target} overlap; "
             "give them separate folders"
         )
+
+
+def _table_identity(spark: SparkSession, name: str) -> tuple[str, ...]:
+    """``(catalog, database, table)`` of a table name, lower case: ``t``, ``default.t`` and
+    ``spark_catalog.default.`t``` are one table."""
+    parts = [part.lower() for part in table_parts(name)]
+    current = [spark.catalog.currentCatalog().lower(), spark.catalog.currentDatabase().lower()]
+    return (*current[: 3 - len(parts)], *parts) if len(parts) <= 3 else tuple(parts)
 
 
 def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, columns: _SideColumns) -> None:
@@ -503,6 +556,13 @@ def _refuse_unwritable_columns(columns: _SideColumns, destinations: list[_Destin
                 f"the {destination.label} has the columns {', '.join(n for n, _ in facts.columns)}, "
                 f"but the split writes {', '.join(names)} to it"
             )
+        written = {name.lower(): data_type for name, data_type in columns.types.items()}
+        for name, data_type in facts.columns:
+            if written.get(name.lower(), data_type) != data_type:
+                raise ColaOutputError(
+                    f"the {destination.label}'s column {name} is {data_type}, but the split writes "
+                    f"{written[name.lower()]} to it; cast the column first"
+                )
 
 
 def _csv_error(column: str) -> ColaOutputError:
@@ -598,11 +658,14 @@ def _publish(spark: SparkSession, fs: FileSystem, destinations: list[_Destinatio
                 publish_new_table(publication, spark, staged, destination.spec.table)
         except Exception as error:  # Hadoop's and Spark's errors too: every failure is undone
             problems = publication.rollback()
-            undone = (
-                "nothing was published" if not problems
-                else f"undoing the other steps failed too ({'; '.join(problems)})"
-            )
-            raise ColaOutputError(f"cannot publish the {destination.label}: {first_line(error)}; {undone}") from error
+            if problems or isinstance(error, ColaOutputError) or is_lasting_storage_error(error):
+                undone = (
+                    "nothing was published" if not problems
+                    else f"undoing the other steps failed too ({'; '.join(problems)})"
+                )
+                message = f"cannot publish the {destination.label}: {first_line(error)}; {undone}"
+                raise ColaOutputError(message) from error
+            raise  # a passing failure (a timeout, a lost connection): undone, and the job may retry
     for problem in publication.commit():
         _LOG.warning("the split is published, but a backup could not be removed: %s", problem)
 

@@ -288,10 +288,11 @@ def test_outputs_that_cannot_be_published_are_refused_before_any_job(
     assert visible(tmp_path) == ["existing", "source"]
 
 
-def test_the_same_table_for_both_outputs_is_refused(spark, orders):
+@pytest.mark.parametrize("other", ["SW_SAME", "default.sw_same", "spark_catalog.default.`sw_same`"])
+def test_the_same_table_for_both_outputs_is_refused_however_it_is_spelt(spark, orders, other):
     with pytest.raises(ColaOutputError) as raised:
-        Cola().split_write(orders, RULES, valid={"table": "sw_same"}, invalid={"table": "SW_SAME"})
-    assert str(raised.value) == "the valid and invalid outputs are the same table, sw_same"
+        Cola().split_write(orders, RULES, valid={"table": "sw_same"}, invalid={"table": other, "mode": "overwrite"})
+    assert str(raised.value) == f"the valid and invalid outputs are the same table, sw_same and {other}"
 
 
 # -- all or nothing ------------------------------------------------------------------------------
@@ -501,3 +502,118 @@ def test_annotate_valid_keeps_the_codes_column_in_the_valid_output_and_spares_th
     with pytest.raises(ColaError) as raised:
         Cola().split_write(orders, RULES, valid=str(tmp_path / "v2"), invalid=str(tmp_path / "i2"), annotate_valid=1)
     assert str(raised.value) == "annotate_valid must be true or false, got 1"
+
+
+
+# -- found in review: odd names and values, tables that cannot take files, lossy staging ----------
+
+
+ODD_STATUSES = ["x y", "a=b%c'd", "tab\there", "back\\slash"]
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_partitioned_table_keeps_its_rows_whatever_its_partition_values_hold(spark, tables, fail):
+    rows = [(n, f"u{n}@x.io", float(n), status) for n, status in enumerate(ODD_STATUSES, start=1)]
+    source = spark.createDataFrame(rows, SCHEMA)
+    name = tables("sw_odd", [(9, "old@x.io", 1.0, "o ld")], ("status",))
+    blocked = tables("sw_odd_blocked", None)
+    # With fail, a stray folder where the invalid table's files must go fails the last step,
+    # so the overwrite of the valid table, already done, is undone.
+    stray = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")) / blocked
+    if fail:
+        stray.mkdir(parents=True)
+    try:
+        call = lambda: Cola().split_write(source, [{"type": "not_null", "columns": ["email"]}],  # noqa: E731
+                                          valid={"table": name, "mode": "overwrite"}, invalid={"table": blocked})
+        if fail:
+            with pytest.raises(ColaOutputError):
+                call()
+            assert table_rows(spark, name) == [(9, "old@x.io", 1.0, "o ld")]
+        else:
+            assert call().valid_count == 4
+            assert table_rows(spark, name) == sorted_rows(rows)
+    finally:
+        if fail:
+            stray.rmdir()
+
+
+def test_a_column_named_location_does_not_hide_the_tables_folder(spark, tables):
+    schema = "order_id int, Location string, status string"
+    name = tables("sw_loc", None)
+    spark.createDataFrame([(9, "old", "a")], schema).write.partitionBy("status").saveAsTable(name)
+    source = spark.createDataFrame([(1, "here", "a"), (2, "there", "b")], schema)
+    Cola().split_write(source, [{"type": "not_null", "columns": ["order_id"]}],
+                       valid={"table": name, "mode": "overwrite"}, invalid={"table": tables("sw_loc_i", None)})
+    assert sorted_rows(tuple(row) for row in spark.table(name).select("order_id", "Location", "status").collect()) == [
+        (1, "here", "a"), (2, "there", "b"),
+    ]
+
+
+def test_tables_that_cannot_take_the_splits_files_are_refused_before_anything_is_written(spark, orders, tables):
+    csv = tables("sw_csv", None)
+    spark.sql(f"CREATE TABLE {csv} (order_id int, email string, amount double, status string) USING csv "
+              "OPTIONS (header 'true', sep '|')")
+    bucketed = tables("sw_bucketed", None)
+    spark.createDataFrame(OLD, SCHEMA).write.bucketBy(2, "order_id").saveAsTable(bucketed)
+    typed = tables("sw_typed", None)
+    spark.createDataFrame([(1, "a", 1, "s")], "order_id bigint, email string, amount int, status string") \
+        .write.saveAsTable(typed)
+    cases = [
+        (csv, f"the valid output table {csv} is a csv table; a split appends to file-based tables (parquet, orc) "
+              "only, whose new files it can publish at once"),
+        (bucketed, f"the valid output table {bucketed} is bucketed; a split cannot write its files in the table's "
+                   "buckets"),
+        (typed, f"the valid output table {typed}'s column order_id is bigint, but the split writes int to it; "
+                "cast the column first"),
+    ]
+    for name, message in cases:
+        # Reading a table's description may start a job (a csv table's); nothing is written.
+        with pytest.raises(ColaOutputError) as raised:
+            Cola().split_write(orders, RULES, valid={"table": name, "mode": "append"}, invalid={"table": "sw_never"})
+        assert str(raised.value) == message
+        assert not spark.catalog.tableExists("sw_never")
+    assert table_rows(spark, typed) == [(1, "a", 1, "s")]
+
+
+@pytest.mark.parametrize(
+    ("valid", "message"),
+    [
+        ({"path": "{v}", "format": "delta"},
+         "the valid output {v} is a delta output; a split publishes files by renaming them, which a Delta table's "
+         "log would not record: write parquet or orc paths, or tables"),
+        ({"path": "{v}", "mode": "overwrite", "options": {"partitionOverwriteMode": "dynamic"}},
+         "the valid output {v} is overwritten in dynamic partition mode (spark.sql.sources.partitionOverwriteMode"
+         "=dynamic), which a split cannot publish at once; use the static mode, or append"),
+        ({"table": "t; DROP TABLE t"},
+         "output 'table' must be a table name such as db.orders (or `odd name`), got 't; DROP TABLE t'"),
+    ],
+)
+def test_more_outputs_refused_before_any_job(spark, orders, tmp_path, job_counter, valid, message):
+    filled = {key: value.format(v=tmp_path / "v") if isinstance(value, str) and key == "path" else value
+              for key, value in valid.items()}
+    with job_counter.count() as counted, pytest.raises(ColaOutputError) as raised:
+        Cola().split_write(orders, RULES, valid=filled, invalid=str(tmp_path / "i"))
+    assert (str(raised.value), counted.jobs) == (message.format(v=tmp_path / "v"), 0)
+
+
+def test_beside_a_csv_output_the_staging_write_is_parquet_so_the_other_output_loses_nothing(spark, tables, tmp_path):
+    df = spark.createDataFrame([(1, "line1\nline2", "2024-01-01 00:00:00.654321"), (2, "ok", None)],
+                               "id int, note string, at string").selectExpr("id", "note", "cast(at as timestamp) as at")
+    table = tables("sw_from_csv", None)
+    # The invalid rows (a newline in a value, microseconds) go to a table, copied from staging.
+    outcome = Cola().split_write(df, [{"type": "range", "column": "id", "min": 2}],
+                                 valid={"path": str(tmp_path / "v"), "format": "csv"}, invalid={"table": table})
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 1)
+    [row] = spark.table(table).collect()
+    assert (row.id, row.note, row.at.microsecond) == (1, "line1\nline2", 654321)
+    assert [tuple(r) for r in spark.read.schema("id int, note string, at timestamp").csv(str(tmp_path / "v")).collect()] \
+        == [(2, "ok", None)]
+
+
+def test_samples_are_taken_before_an_output_overwrites_the_source(spark, tmp_path):
+    source = str(tmp_path / "orders")
+    spark.createDataFrame(ORDERS, SCHEMA).write.parquet(source)
+    outcome = Cola().split_write(spark.read.parquet(source), RULES, valid={"path": source, "mode": "overwrite"},
+                                 invalid=str(tmp_path / "i"), samples=1)
+    assert [len(r.samples or []) for r in outcome.results] == [1, 1, 1, 0, 0]
+    assert rows_of(spark, source, *COLUMNS) == VALID_ROWS
