@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from cola_core._columns import quote
 from cola_core._spark_errors import first_line
 from cola_core.errors import ColaOutputError
 from cola_core.sqlguard import tokenize
@@ -237,6 +238,7 @@ class TableFacts:
         location: its folder.
         columns: its columns, in order, with their types (``("id", "bigint")``).
         partition_columns: its partition columns, in order.
+        bucketed: whether it has buckets, whose files a split cannot write.
     """
 
     name: str
@@ -246,7 +248,6 @@ class TableFacts:
     columns: tuple[tuple[str, str], ...]
     partition_columns: tuple[str, ...]
     bucketed: bool = False
-    storage_properties: str = ""
 
 
 def _described(spark: SparkSession, sql: str) -> list[tuple[str, str]]:
@@ -277,7 +278,6 @@ def table_facts(spark: SparkSession, name: str) -> TableFacts:
         columns=tuple((column.name, column.dataType) for column in listed),
         partition_columns=tuple(column.name for column in listed if column.isPartition),
         bucketed="Num Buckets" in details or any(column.isBucket for column in listed),
-        storage_properties=details.get("Storage Properties", ""),
     )
 
 
@@ -287,7 +287,7 @@ def table_parts(name: str) -> list[str]:
 
 
 def _quoted(parts: list[str]) -> str:
-    return ".".join(f"`{part.replace('`', '``')}`" for part in parts)
+    return ".".join(quote(part) for part in parts)
 
 
 def sibling_table(name: str, prefix: str) -> str:
@@ -424,7 +424,7 @@ def _partition_clause(spec: str) -> str:
     from urllib.parse import unquote
 
     pairs = [part.split("=", 1) for part in spec.split("/")]
-    return ", ".join(f"`{unquote(name).replace('`', '``')}` = '{_literal(unquote(value))}'" for name, value in pairs)
+    return ", ".join(f"{quote(unquote(name))} = '{_literal(unquote(value))}'" for name, value in pairs)
 
 
 def _literal(text: str) -> str:

@@ -147,10 +147,11 @@ def split_write(
     fs = FileSystem(spark)
     checks = checked_block(df, checks)
     row_checks = [check for check in checks if check.is_row_level]
-    check_split_options(df, annotate, quarantine_key, any(c.severity_level == "warn" for c in row_checks))
+    has_warn_rules = any(check.severity_level == "warn" for check in row_checks)
+    check_split_options(df, annotate, quarantine_key, has_warn_rules)
     if not isinstance(annotate_valid, bool):
         raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
-    columns = _SideColumns.of(df, annotate, any(c.severity_level == "warn" for c in row_checks), annotate_valid)
+    columns = _SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
     for destination in destinations:
         _resolve(spark, fs, destination)
     _refuse_same_target(spark, *destinations)
@@ -160,7 +161,7 @@ def split_write(
     staging = _Staging.beside(spark, fs, destinations, renamed_first=columns.valid != columns.invalid)
     _refuse_unwritable_columns(columns, destinations, staging)
     try:
-        observed, distinct, counts, flagged = _write_staging(df, prepared, row_checks, plan, staging,
+        observed, distinct, counts, flagged = _write_staging(fs, df, prepared, row_checks, plan, staging,
                                                              annotate, quarantine_key)
         for destination in destinations:
             _choose_route(fs, destination, staging, columns)
@@ -276,6 +277,7 @@ class _SideColumns:
 
 
 def _write_staging(
+    fs: FileSystem,
     df: DataFrame,
     prepared: DataFrame,
     row_checks: Sequence[BaseCheck],
@@ -292,7 +294,6 @@ def _write_staging(
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
     scan (which measures each rule apart when one fails on the data).
     """
-    fs = FileSystem(df.sparkSession)
     aggregates = plan.aggregates
     windowed = _windowed_sets(row_checks, plan)
     for observe_aggregates in ([True, False] if aggregates else [False]):
