@@ -1,15 +1,17 @@
-"""The Spark session the benchmark runs in: local mode, UI off, fixed configuration."""
+"""The Spark session the benchmark runs in (local mode, UI off, fixed configuration), and how
+many rows its jobs read."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["benchmark_session"]
+__all__ = ["benchmark_session", "input_records"]
 
 
 def benchmark_session(*, cores: int = 2, adaptive: bool = False, shuffle_partitions: int = 4) -> SparkSession:
@@ -42,3 +44,25 @@ def benchmark_session(*, cores: int = 2, adaptive: bool = False, shuffle_partiti
     )
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def input_records(context: Any, jobs: Iterable[int]) -> int:
+    """Rows read from files (and from persisted blocks) by ``jobs``: the sum of their stages'
+    input metrics, read from the application's status store. Over a parquet source, a read
+    of the whole source adds its row count once."""
+    store = context._jsc.sc().statusStore()
+    defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]
+    stages = set()
+    for job in jobs:
+        info = context.statusTracker().getJobInfo(job)
+        stages.update(info.stageIds if info else ())
+    total = 0
+    for stage in stages:
+        try:
+            attempts = store.stageData(stage, False, *defaults)
+        except Exception:  # a skipped stage has no data
+            continue
+        iterator = attempts.iterator()
+        while iterator.hasNext():
+            total += iterator.next().inputRecords()
+    return total

@@ -57,7 +57,7 @@ from benchmarks.block import BLOCK, non_distinct_rules
 from benchmarks.generate import write_orders
 from benchmarks.plans import BLOCK_SPECS
 from benchmarks.run import JvmClock
-from benchmarks.session import benchmark_session
+from benchmarks.session import benchmark_session, input_records
 from cola_core import Cola
 from cola_core.checks.validity import NAMED_FORMATS
 
@@ -334,23 +334,7 @@ class Group:
 
     def input_records(self) -> int:
         """Rows read from files (the stages' input metrics) by the group's jobs."""
-        store = self.context._jsc.sc().statusStore()
-        defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]
-        total, seen = 0, set()
-        for job in self.jobs():
-            info = self.context.statusTracker().getJobInfo(job)
-            for stage in info.stageIds if info else ():
-                if stage in seen:
-                    continue
-                seen.add(stage)
-                try:
-                    attempts = store.stageData(stage, False, *defaults)
-                except Exception:  # a skipped stage has no data
-                    continue
-                iterator = attempts.iterator()
-                while iterator.hasNext():
-                    total += iterator.next().inputRecords()
-        return total
+        return input_records(self.context, self.jobs())
 
 
 def fresh_context(spark: SparkSession, df: DataFrame, rows: int, coin: bool, base: str, checkpoint_dir: str) -> Context:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.session import input_records
 from cola_core import BaseCheck, CheckResult, Cola, ColaRuleError
 
 # tests/cola_core/data: the orders CSV and the rules files the command-line tests read.
@@ -113,22 +114,7 @@ class JobCounter:
             self._context.setLocalProperty("spark.jobGroup.id", None)
             jobs = list(self._context.statusTracker().getJobIdsForGroup(group))
             result.jobs = len(jobs)
-            result.input_records = self._input_records(jobs)
-
-    def _input_records(self, jobs: list[int]) -> int:
-        store = self._context._jsc.sc().statusStore()
-        defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]
-        stages = {stage for job in jobs for stage in (self._context.statusTracker().getJobInfo(job).stageIds or ())}
-        total = 0
-        for stage in stages:
-            try:
-                attempts = store.stageData(stage, False, *defaults)
-            except Exception:  # a skipped stage has no data
-                continue
-            iterator = attempts.iterator()
-            while iterator.hasNext():
-                total += iterator.next().inputRecords()
-        return total
+            result.input_records = input_records(self._context, jobs)
 
 
 def jobs_of(job_counter: JobCounter, df, rules, cola: Cola | None = None) -> int:
