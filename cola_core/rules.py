@@ -182,8 +182,8 @@ def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
     if "tolerance" in rule:
         if not cls.takes_tolerance():
             raise ColaRuleError(
-                "'tolerance' applies to row rules that count offending rows (not_null, unique, range, "
-                "regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"
+                "'tolerance' applies to row rules that count offending rows (not_null, unique, range, regex, "
+                "expression, castable, foreign_key, reference_match); a metric rule sets its limit with 'must_be'"
             )
         value = rule["tolerance"]
         if not THRESHOLD.accepts(value):

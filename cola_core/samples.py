@@ -13,7 +13,7 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cola_core._columns import quote, shared_columns
 from cola_core._format import _json_key, json_safe
@@ -199,6 +199,29 @@ def attach_samples(
     ]
 
 
+class _Shown(NamedTuple):
+    """A value a rule shows beside its sampled rows (``BaseCheck.sample_values``)."""
+
+    rule: int
+    label: str
+    alias: str
+    value: Column
+
+
+def _shown_values(
+    df: DataFrame, prepared: DataFrame, checks: Sequence[BaseCheck], failing: list[int], fresh: str
+) -> list[_Shown]:
+    """The failing rules' sample values, each labelled with a name no column of the data has
+    (a leading ``_`` is added until it is free)."""
+    shown: list[_Shown] = []
+    for index in failing:
+        for label, value in checks[index].sample_values(prepared):
+            while label in df.columns:
+                label = f"_{label}"
+            shown.append(_Shown(index, label, f"__cola_shown_{fresh}_{len(shown)}", value))
+    return shown
+
+
 def _collect(
     df: DataFrame, checks: Sequence[BaseCheck], failing: list[int], samples: int
 ) -> dict[int, list[dict[str, Any]]]:
@@ -213,21 +236,26 @@ def _collect(
     prepared = prepare_all(df, [checks[i] for i in failing])
     with shared_columns():
         tags = [F.when(checks[index].any_violation(prepared), F.lit(index)) for index in failing]
+    shown = _shown_values(df, prepared, checks, failing, fresh)
     # Window predicates (unique) and a generator cannot share one projection: tag, then explode.
     tagged = prepared.select(
         *columns,
+        *[value.value.alias(value.alias) for value in shown],
         F.monotonically_increasing_id().alias(order),
         F.array_compact(F.array(*tags)).alias(rule),
-    ).select(*columns, order, F.explode(rule).alias(rule))
+    ).select(*columns, *[value.alias for value in shown], order, F.explode(rule).alias(rule))
     ranked = tagged.withColumn(rank, F.row_number().over(Window.partitionBy(rule).orderBy(order)))
-    fields = df.schema.fields
-    readable = [_collectable(F.col(quote(f.name)), f.dataType, f.name) for f in fields]
+    fields = [*df.schema.fields]
+    shown_fields = tagged.schema.fields[len(fields) : len(fields) + len(shown)]
+    readable = [_collectable(F.col(quote(f.name)), f.dataType, f.name) for f in [*fields, *shown_fields]]
     picked = ranked.where(F.col(rank) <= samples).select(rule, order, *readable).collect()
 
     by_rule: dict[int, list[dict[str, Any]]] = {index: [] for index in failing}
-    # By position: the rule and the order come first, then the data's columns, in order.
+    # By position: the rule and the order come first, then the data's columns, then the shown values.
     for row in sorted(picked, key=lambda r: (r[0], r[1])):
-        by_rule[row[0]].append(
-            json_safe({f.name: _restored(row[2 + i], f.dataType) for i, f in enumerate(fields)})
-        )
+        sample = {f.name: _restored(row[2 + i], f.dataType) for i, f in enumerate(fields)}
+        for at, (value, field) in enumerate(zip(shown, shown_fields, strict=True), start=2 + len(fields)):
+            if value.rule == row[0]:
+                sample[value.label] = _restored(row[at], field.dataType)
+        by_rule[row[0]].append(json_safe(sample))
     return by_rule

@@ -71,6 +71,10 @@ ROWS = [
 
 STATUS_REFERENCE = "SELECT * FROM VALUES ('paid'), ('pending'), ('shipped'), ('cancelled') AS t(status)"
 
+# Order 2 is 0.01 off (within its tolerance), order 3 is held twice, 9's status differs in case.
+MATCH_REFERENCE = ("SELECT * FROM VALUES (1, 10.5, 'paid'), (2, 250.01, 'pending'), (3, 0.0, 'paid'), (3, 1.0, 'x'), "
+                   "(9, 7.25, 'SHIPPED') AS t(id, amount, status)")
+
 # (label, rule). Every rule type, passing and failing, and each metric in its variants.
 RULES: list[tuple[str, dict[str, Any]]] = [
     ("not_null one column", {"type": "not_null", "columns": ["id"]}),
@@ -146,6 +150,13 @@ RULES: list[tuple[str, dict[str, Any]]] = [
     ("foreign_key", {"type": "foreign_key", "column": "status", "reference": {"query": STATUS_REFERENCE}}),
     ("foreign_key columns", {"type": "foreign_key", "columns": ["id", "status"], "reference_columns": ["k", "s"],
                              "reference": {"query": "SELECT * FROM VALUES (1, 'paid'), (2, 'pending') AS t(k, s)"}}),
+    ("reference_match", {"type": "reference_match", "keys": ["id"], "columns": ["amount", "status"],
+                         "absolute_difference": {"amount": 0.01}, "reference": {"query": MATCH_REFERENCE}}),
+    ("reference_match scoped", {"type": "reference_match", "keys": ["id"], "reference_keys": ["k"],
+                                "columns": ["amount"], "reference_columns": ["a"], "relative_difference": {"amount": 1},
+                                "missing": "ignore", "where": "age > 20",
+                                "reference": {"query": "SELECT id AS k, amount AS a FROM VALUES (1, 10.6), (2, 247.5) "
+                                                       "AS t(id, amount)"}}),
     ("reconcile count", {"type": "reconcile", "aggregate": "count", "must_be": "< 1%",
                          "reference": {"query": "SELECT * FROM range(10)"}}),
     ("reconcile sum", {"type": "reconcile", "aggregate": "sum", "column": "amount", "reference_column": "total",
@@ -250,6 +261,17 @@ def test_a_few_results_exactly(alone):
     assert only("custom with aggregations").code == "no_future_date(delivered_on)"
     assert only("custom with run only").failed_count == 1
     assert only("foreign_key").failed_count == 2  # '??' and 'PAID '
+    # 3 twice (a duplicate reference key), 4, 5 and 10 missing, 9's status; the NULL ids name nothing.
+    assert only("reference_match").message == (
+        "reference_match(amount,status): 6 rows do not match the reference (status: 1, missing: 3, "
+        "duplicate_key: 2; 3 compared); 2 rows have keys the reference holds more than once, so nothing says "
+        "which reference row to compare with"
+    )
+    # 10.5 is within 1% of 10.6 (0.106), 250.0 is 1.0101% off 247.5; 3, 5, 9 and 10 are ignored.
+    assert only("reference_match scoped").message == (
+        "reference_match(amount): 1 row does not match the reference (amount: 1; 2 compared); "
+        "4 rows not in the reference, ignored"
+    )
     assert only("where duplicate_count").metric_value == 1  # 'shipped' twice among ages under 60
     assert only("where unique").failed_count == 0  # the two ids 3 differ in sign of amount
     assert only("freshness warn").severity == "warn"

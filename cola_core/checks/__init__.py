@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cola_core.checks.base import BaseCheck, Capability, RuleOptions
 from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, RowCountCheck, UniqueCheck
+from cola_core.checks.matching import ReferenceMatchCheck
 from cola_core.checks.metrics import (
     ColumnStatCheck,
     DistinctMetricCheck,
@@ -33,6 +34,7 @@ __all__ = [
     "NotNullCheck",
     "RangeCheck",
     "ReconcileCheck",
+    "ReferenceMatchCheck",
     "RegexCheck",
     "RowCountCheck",
     "RuleOptions",
@@ -73,5 +75,6 @@ BUILTIN_CHECKS: dict[str, type[BaseCheck]] = {
     "values_present": ValuesPresentCheck,
     "foreign_key": ForeignKeyCheck,
     "reconcile": ReconcileCheck,
+    "reference_match": ReferenceMatchCheck,
     **METRIC_TYPES,
 }

@@ -321,6 +321,11 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         """(code, predicate) pairs; a row breaking a predicate is quarantined with its code."""
         return [(self.code, self.violation(df))]
 
+    def sample_values(self, df: DataFrame) -> list[tuple[str, Column]]:
+        """(name, Column) pairs shown beside each of the check's sampled rows, read from ``df``
+        as ``prepare`` left it (``reference_match`` shows the reference's values). None by default."""
+        return []
+
     def run(self, df: DataFrame) -> CheckResult:
         """Run the check alone. By default this is the check's own aggregation job."""
         if not self.supports_aggregations:

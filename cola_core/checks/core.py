@@ -21,7 +21,7 @@ from cola_core.checks.validity import (
 )
 from cola_core.errors import ColaRuleError
 from cola_core.judging import judge_metric
-from cola_core.params import ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
+from cola_core.params import BOOL, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
@@ -234,10 +234,15 @@ class RangeCheck(_LabelledCheck):
 
 
 class RegexCheck(_LabelledCheck):
-    """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail."""
+    """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail, unless
+    ``null_is_valid`` (seed 004's regex_check, which leaves NULLs out)."""
 
     capabilities = frozenset({Capability.ROW})
-    params_spec = {"column": Param(STRING, required=True), "pattern": Param(STRING, required=True)}
+    params_spec = {
+        "column": Param(STRING, required=True),
+        "pattern": Param(STRING, required=True),
+        "null_is_valid": Param(BOOL),
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
@@ -247,16 +252,22 @@ class RegexCheck(_LabelledCheck):
         return render_code(self.rule_type, self.params["column"], self.params["pattern"])
 
     def violation(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+
         column = column_of(df, self.params["column"])
         text = text_of(column, column_type(df, self.params["column"]))
+        if self.params.get("null_is_valid", False):
+            # NULL only for a NULL value, which then passes.
+            return F.call_function("not", matches(text, self.params["pattern"]))
         return not_true(matches(text, self.params["pattern"]))
 
     def describe_pass(self) -> str:
-        return "all values match"
+        return "all present values match" if self.params.get("null_is_valid") else "all values match"
 
     def describe_failure(self, failed: int) -> str:
         verb = "does" if failed == 1 else "do"
-        return f"{plural(failed, 'value')} {verb} not match (NULL counts as not matching)"
+        nulls = "" if self.params.get("null_is_valid") else " (NULL counts as not matching)"
+        return f"{plural(failed, 'value')} {verb} not match{nulls}"
 
 
 class RowCountCheck(BaseCheck):

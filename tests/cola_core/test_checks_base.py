@@ -138,6 +138,7 @@ CAPABILITIES = {
     "values_present": {AGGREGATE},
     "foreign_key": {ROW},
     "reconcile": {AGGREGATE},
+    "reference_match": {ROW, AGGREGATE},
     "row_count": {AGGREGATE},
     "distinct_count": {AGGREGATE},
     "duplicate_count": {AGGREGATE},

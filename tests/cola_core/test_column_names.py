@@ -68,6 +68,11 @@ CASES: dict[str, Case] = {
                          "difference": "absolute", "must_be": "= 2"},
         metric=2,
     ),
+    # The view holds key 1 three times: n = 1 is a duplicate key, the two 2s are missing.
+    "reference_match": Case(
+        lambda n, t, v: {"keys": [n], "columns": [t], "reference": _ref(v), "reference_columns": [n]},
+        failed=3, passed=False, metric=3, quarantined=3,
+    ),
     "distinct_count": Case(lambda n, t, v: {"column": n, "must_be": "= 3"}, metric=3),
     "duplicate_count": Case(lambda n, t, v: {"columns": [n], "must_be": "= 1"}, metric=1),
     "duplicate_percent": Case(lambda n, t, v: {"column": n, "must_be": "= 25%"}, metric=25),

@@ -91,7 +91,9 @@ BASE = {
     "range": {"column": "id", "min": 0, "max": 10},
     "reconcile": {"aggregate": "sum", "column": "id", "reference": {"query": "SELECT 1 AS id"},
                   "reference_column": "id", "must_be": "= 0"},
-    "regex": {"column": "name", "pattern": "^[a-z]+$"},
+    "reference_match": {"keys": ["id"], "columns": ["name"], "reference": {"query": "SELECT 1 AS id, 'ann' AS name"},
+                        "missing": "ignore"},
+    "regex": {"column": "name", "pattern": "^[a-z]+$", "null_is_valid": True},
     "row_count": {"min": 1},
     "schema": {"required_columns": ["id"]},
     "sql": {"query": "SELECT count(*) > 0 FROM _validation_df"},
@@ -110,8 +112,11 @@ _BY_KEY = {
     "min": [*NUMBERS, "2024-01-31", "2022-02-30", "yesterday"], "max": [*NUMBERS, "2024-01-31", "2022-02-30"],
     "valid_min": NUMBERS, "valid_max": NUMBERS, "valid_length": NUMBERS, "valid_min_length": NUMBERS,
     "valid_max_length": NUMBERS, "reference": REFERENCES, "severity": ["fail", "warn", "WARN", ""],
+    "absolute_difference": [{"id": 1}, {"id": -1}, {"name": 0.5}, {"id": "x"}, {"id": True}, {"nope": 1}, {}],
+    "relative_difference": [{"id": 50}, {"id": float("nan")}, {"name": 1}, {}], "missing": ["fail", "ignore", "x", ""],
+    "null_is_valid": [True, False, "yes"],
 }
-_LIST_KEYS = ("columns", "reference_columns", "required_columns", "forbidden_columns", "values",
+_LIST_KEYS = ("columns", "keys", "reference_keys", "reference_columns", "required_columns", "forbidden_columns", "values",
               "valid_values", "invalid_values", "missing_values")
 _ANY = NAMES + NUMBERS + THRESHOLDS + PATTERNS + CONDITIONS + SQL + [None, [], {}, ["id"], {"x": 1}, b"id", {"id"}]
 

@@ -125,12 +125,16 @@ def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
 @pytest.mark.parametrize(
     "rule",
     [FOREIGN_KEY, {"type": "reconcile", "aggregate": "count", "must_be": "< 1%",
-                   "reference": {"query": "SELECT * FROM range(5000)"}}],
-    ids=["foreign_key", "reconcile"],
+                   "reference": {"query": "SELECT * FROM range(5000)"}},
+     {"type": "reference_match", "keys": ["order_id"], "columns": ["status", "amount"],
+      "absolute_difference": {"amount": 1}, "missing": "ignore",
+      "reference": {"query": "SELECT id AS order_id, 'paid' AS status, 10.0 AS amount FROM range(100)"}}],
+    ids=["foreign_key", "reconcile", "reference_match"],
 )
 def test_a_reference_rule_adds_one_job_over_the_reference_not_a_scan_of_the_data(job_counter, orders, rule):
-    # foreign_key broadcasts the reference's keys into the scan; reconcile's reference
-    # aggregate is a scalar subquery of the scan. Either way Spark runs one job for the reference.
+    # foreign_key and reference_match broadcast the reference, grouped by key, into the scan;
+    # reconcile's reference aggregate is a scalar subquery of the scan. Either way Spark runs
+    # one job for the reference.
     assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
 
 

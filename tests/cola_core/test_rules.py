@@ -14,7 +14,7 @@ from cola_helpers import THRESHOLD_HINT
 KNOWN = (
     "avg, castable, check, distinct_count, duplicate_count, duplicate_percent, expression, foreign_key, freshness, "
     "invalid_count, invalid_percent, max, mean, min, missing_count, missing_percent, not_null, range, reconcile, "
-    "regex, row_count, schema, sql, stddev, sum, unique, values_present"
+    "reference_match, regex, row_count, schema, sql, stddev, sum, unique, values_present"
 )
 
 MALFORMED = [
@@ -268,7 +268,7 @@ def test_unknown_column_is_a_rule_error_naming_the_rule(spark):
          "rules[0] (not_null): 'where' must be one SQL expression such as \"amount > 0\", but holds a ';'"),
         ({"type": "missing_count", "column": "id", "must_be": "0", "tolerance": "< 1%"},
          "rules[0] (missing_count): 'tolerance' applies to row rules that count offending rows (not_null, unique, "
-         "range, regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"),
+         "range, regex, expression, castable, foreign_key, reference_match); a metric rule sets its limit with 'must_be'"),
         ({"type": "not_null", "columns": ["id"], "tolerance": "< 1d"},
          "rules[0] (not_null): 'tolerance' (< 1d) is a share of rows, such as '< 1%', not a duration"),
         ({"type": "not_null", "columns": ["id"], "tolerance": "lots"},

@@ -169,6 +169,11 @@ _ages = st.one_of(st.none(), st.sampled_from([-1, 0, 1, 17, 18, 99, 100]))
 _emails = st.one_of(st.none(), st.sampled_from(["", "a@x", "ab@x", "b@y", "N/A", "zz"]))
 _row = st.tuples(_ids, _ages, _emails)
 
+# Key 2 is missing and key 3 is held twice; key 1 has a NULL age.
+MATCH_ROWS = [(0, 18, "a@x"), (1, None, "ab@x"), (3, 99, "zz"), (3, 100, "zz")]
+MATCH_REFERENCE = ("SELECT * FROM VALUES (0, 18, 'a@x'), (1, CAST(NULL AS INT), 'ab@x'), (3, 99, 'zz'), (3, 100, 'zz') "
+                   "AS t(k, a, e)")
+
 _rule_pool = [
     {"type": "not_null", "columns": ["id"]},
     {"type": "not_null", "columns": ["age", "email"]},
@@ -189,7 +194,40 @@ _rule_pool = [
     {"type": "not_null", "columns": ["email"], "where": "age > 17"},
     {"type": "range", "column": "age", "min": 18, "severity": "warn"},
     {"type": "foreign_key", "column": "id", "reference": {"query": "SELECT * FROM VALUES (0), (1), (2) AS t(id)"}},
+    {"type": "reference_match", "keys": ["id"], "reference_keys": ["k"], "columns": ["age", "email"],
+     "reference_columns": ["a", "e"], "reference": {"query": MATCH_REFERENCE}, "absolute_difference": {"age": 1}},
+    {"type": "reference_match", "keys": ["id"], "reference_keys": ["k"], "columns": ["age"], "reference_columns": ["a"],
+     "reference": {"query": MATCH_REFERENCE}, "relative_difference": {"age": 1}, "missing": "ignore",
+     "where": "age > 17", "code": "REF_AGE"},
 ]
+
+
+def _match_codes(row, rule):
+    """reference_match against MATCH_ROWS, read plainly: NULL equals NULL, tolerances inclusive."""
+    def code(part):
+        return rule.get("code", f"reference_match({part})")
+
+    if row["id"] is None:
+        return []
+    found = [ref for ref in MATCH_ROWS if ref[0] == row["id"]]
+    if not found:
+        return [code("missing")] if rule.get("missing", "fail") == "fail" else []
+    if len(found) > 1:
+        return [code("duplicate_key")]
+    reference = dict(zip(["a", "e"], found[0][1:], strict=True))
+    codes = []
+    for column, reference_column in zip(rule["columns"], rule["reference_columns"], strict=True):
+        mine, theirs = row[column], reference[reference_column]
+        agree = mine == theirs
+        limits = {**rule.get("absolute_difference", {}), **rule.get("relative_difference", {})}
+        if not agree and mine is not None and theirs is not None and column in limits:
+            gap = abs(mine - theirs)
+            agree = gap <= rule.get("absolute_difference", {}).get(column, -1) or (
+                gap * 100 <= rule.get("relative_difference", {}).get(column, -1) * abs(theirs)
+            )
+        if not agree:
+            codes.append(code(column))
+    return codes
 
 
 def _oracle(rows, rules):
@@ -234,6 +272,8 @@ def _oracle(rows, rules):
                 value = row[rule["column"]]
                 if value is not None and not value.strip().lstrip("+-").isdigit():
                     codes.append(f"castable({rule['column']},int)")
+            elif kind == "reference_match":
+                codes += _match_codes(row, rule)
             elif kind == "foreign_key":
                 if row["id"] is not None and row["id"] not in (0, 1, 2):
                     codes.append("foreign_key(id)")
