@@ -257,6 +257,11 @@ class ReferenceMatchCheck(_ReferenceCheck):
         gap = F.abs(F.try_subtract(data, reference))
         rounding = _ROUNDING * (F.abs(data.cast("double")) + F.abs(reference.cast("double")))
         within = F.lit(False)
+        if not exact:
+            # NaN and the infinities agree only with themselves (``same``): any gap they leave
+            # is NaN or infinite, which Spark would let pass a NaN or infinite limit.
+            infinity = F.lit(float("inf"))
+            gap = F.when(F.abs(data) < infinity, F.when(F.abs(reference) < infinity, gap))
         if absolute is not None:
             if exact:
                 within = within | (gap <= F.lit(Decimal(repr(absolute))))

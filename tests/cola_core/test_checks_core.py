@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 
 from cola_core import CheckResult, Cola, ColaRuleError
-from cola_helpers import refused, run_one
+from cola_helpers import refused, run_one, sorted_rows
 
 pytestmark = pytest.mark.spark
 
@@ -333,6 +333,21 @@ def test_regex_nulls_fail_and_the_match_is_partial_unless_anchored(spark):
     # rlike finds the pattern anywhere: only the NULL fails.
     partial = run_one(df, {"type": "regex", "column": "document", "pattern": "[0-9]{10}"})
     assert partial.message == "regex(document,[0-9]{10}): 1 value does not match (NULL counts as not matching)"
+
+
+def test_regex_with_null_is_valid_leaves_nulls_out_in_the_result_and_the_split(spark):
+    # Seed 004's regex_check: NULLs are excluded.
+    df = spark.createDataFrame([("12345678901",), ("123",), (None,)], "document string")
+    rule = {"type": "regex", "column": "document", "pattern": "^[0-9]{11}$", "null_is_valid": True}
+    assert run_one(df, rule) == CheckResult(
+        "regex", False, "regex(document,^[0-9]{11}$): 1 value does not match", 1, code="regex(document,^[0-9]{11}$)"
+    )
+    valid, invalid = Cola().split(df, [rule])
+    assert sorted_rows(row.document for row in valid.collect()) == sorted_rows(["12345678901", None])
+    assert [row.document for row in invalid.collect()] == ["123"]
+    assert run_one(df.where("document IS NULL OR document = '12345678901'"), rule).message == (
+        "regex(document,^[0-9]{11}$): all present values match"
+    )
 
 
 def test_regex_passes_when_every_value_matches(spark):

@@ -122,6 +122,33 @@ def test_a_unique_rules_distinct_count_is_taken_on_the_writes_own_window(spark, 
     assert counted.jobs == 2
 
 
+def test_reference_match_joins_the_write_and_its_codes_name_the_columns(spark, orders, tmp_path, job_counter):
+    spark.createDataFrame(
+        [(1, "ana@x.io", 10.0), (2, None, 5.0), (3, "bo@x.io", 2.0), (4, "DI@x.io", 3.0)],
+        "order_id int, email string, amount double",
+    ).createOrReplaceTempView("orders_ref")
+    rules = [{"type": "reference_match", "keys": ["order_id"], "columns": ["email", "amount"],
+              "reference": {"table": "orders_ref"}, "absolute_difference": {"amount": 4}}]
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                     annotate="codes", annotate_valid=True)
+    assert outcome.results == Cola().run(orders, rules)
+    assert outcome.results[0].message == (
+        "reference_match(email,amount): 3 rows do not match the reference (email: 2, amount: 1, missing: 1; "
+        "5 compared)"
+    )
+    assert (outcome.valid_count, outcome.invalid_count) == (3, 3)
+    assert rows_of(spark, tmp_path / "i", "order_id", "email", "codes") == [
+        (3, "cy@x.io", ["reference_match(email)", "reference_match(amount)"]),
+        (4, "di@x.io", ["reference_match(email)"]),
+        (5, "ed@x.io", ["reference_match(missing)"]),
+    ]
+    # One job reading the source once: the staging write, into which the reference (a local
+    # view, so no job of its own) is broadcast; annotate_valid spares the copy of the valid rows.
+    assert counted.input_records == len(ORDERS)
+    assert counted.jobs == 1
+
+
 @pytest.mark.parametrize("where", [None, "amount > 4"])
 def test_a_scoped_unique_rule_counts_its_distinct_keys_in_scope(spark, orders, tmp_path, where):
     rules = [{"type": "unique", "columns": ["status", "order_id"], **({"where": where} if where else {})}]
