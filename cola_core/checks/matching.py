@@ -199,6 +199,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
         return as_type
 
     def prepare(self, df: DataFrame) -> DataFrame:
+        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         reference = self.reference
@@ -219,15 +220,29 @@ class ReferenceMatchCheck(_ReferenceCheck):
             values.append((reference_value if as_type is None else reference_value.cast(as_type)).alias(f"v{number}"))
         # NULL never equals anything, so reference rows with a NULL in the key can go first.
         complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
-        rows = F.count(F.lit(1))
-        # One row per key. A key held twice keeps no values: its rows are not compared.
+        # One row per key, with the number of reference rows that hold it; a key held twice
+        # keeps no values, so its rows are not compared. A window rather than a groupBy: an
+        # aggregate of text values is a sort-based aggregate, while the window's sort by key
+        # is the one a sort-merge join with the data needs anyway, so Spark does it once.
+        # One window spec for both, so one sort: with an ordering, count needs the whole frame.
+        per_key = Window.partitionBy(*aliases).orderBy(*aliases)
+        whole_key = per_key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+        rank = f"{self.marker}_rank"
+        rows = F.col(self._count_name())
         by_key = (
             reference.select(*key_values, *values)
             .where(complete)
-            .groupBy(*aliases)
-            .agg(
-                rows.alias(self._count_name()),
-                *[F.when(rows == 1, F.first(f"v{n}")).alias(self._value_name(n)) for n in range(len(values))],
+            .select(
+                *aliases,
+                *[f"v{number}" for number in range(len(values))],
+                F.count(F.lit(1)).over(whole_key).alias(self._count_name()),
+                F.row_number().over(per_key).alias(rank),
+            )
+            .where(F.col(rank) == 1)
+            .select(
+                *aliases,
+                rows,
+                *[F.when(rows == 1, F.col(f"v{n}")).alias(self._value_name(n)) for n in range(len(values))],
             )
         )
         return df.join(by_key, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
