@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of
+from cola_core._columns import column_of, try_cast
 from cola_core._format import plural, render_code
 from cola_core._values import is_finite_number
 from cola_core.checks.base import Capability
-from cola_core.checks.reference import _comparison_type, _parse_reference, _ReferenceCheck
+from cola_core.checks.reference import _parse_reference, _ReferenceCheck
 from cola_core.checks.validity import column_type, type_family
 from cola_core.errors import ColaRuleError
 from cola_core.params import MAPPING, STRING, STRING_LIST, Param
@@ -38,10 +38,13 @@ MISSING_POLICIES = ("fail", "ignore")
 # would share its code, so such a rule must declare a code of its own.
 _KEY_CODES = ("missing", "duplicate_key")
 _DIFFERENCES = ("absolute_difference", "relative_difference")
-# Float and double values carry binary rounding (1.1 - 1.0 is 0.10000000000000009); a gap
-# within a few units in the last place of the values is within the tolerance, so that a
-# boundary written in decimal stays inclusive. Decimal and integral columns compare exactly.
-_ROUNDING = 4 * 2.0**-53
+# Float and double values carry binary rounding (1.1 - 1.0 is 0.10000000000000009): a gap
+# beyond a non-zero limit by no more than one unit in the last place of the larger value
+# (machine epsilon times it, at most two) is within it, so that a boundary written in decimal
+# stays inclusive. Decimal and integral columns compare exactly.
+_EPSILON = {"float": 2.0**-23, "double": 2.0**-52}
+# No gap between two decimal(38) values reaches this: a limit this large always holds.
+_NO_DECIMAL_GAP = Decimal(10) ** 38
 
 
 def _names(params: Mapping[str, Any], own: str, other: str) -> list[str]:
@@ -61,11 +64,18 @@ def _check_lists(params: Mapping[str, Any]) -> None:
                 f"'{other}' names {plural(len(theirs), 'column')} for {plural(len(names), what)} "
                 f"({', '.join(names)}); give one reference column per {what}, in the same order"
             )
-    both = [column for column in columns if column in keys]
+    # Comparing a key with the reference's own key column says nothing: the join made them equal.
+    reference_keys = _names(params, "keys", "reference_keys")
+    reference_columns = _names(params, "columns", "reference_columns")
+    both = [
+        column
+        for column, reference_column in zip(columns, reference_columns, strict=True)
+        if column in keys and reference_keys[keys.index(column)] == reference_column
+    ]
     if both:
         raise ColaRuleError(
-            f"{', '.join(both)} is both a key and a compared column; a key always equals itself in the join, "
-            "so list it in 'keys' only"
+            f"{', '.join(both)} is both a key and a compared column, against the same reference column; "
+            "the join already made them equal, so list it in 'keys' only (or compare it with another reference column)"
         )
 
 
@@ -85,6 +95,88 @@ def _check_differences(params: Mapping[str, Any]) -> None:
             ):
                 unit = " (a percentage of the reference value)" if key == "relative_difference" else ""
                 raise ColaRuleError(f"'{key}.{column}' must be a number >= 0{unit}, got {limit!r}")
+
+
+def _decimal_limit(limit: float) -> Column | None:
+    """A rule's limit as an exact decimal literal; None when it is beyond any decimal gap.
+
+    A limit is a JSON number: an int of at most 38 digits or a double of at most 17
+    significant ones, so it fits decimal(38) once fractional digits beyond the 38th are
+    dropped (a limit that small is 0 to any decimal column).
+    """
+    from pyspark.sql import functions as F
+
+    value = Decimal(limit) if isinstance(limit, int) else Decimal(repr(limit))
+    if value >= _NO_DECIMAL_GAP:
+        return None
+    whole = max(1, value.adjusted() + 1)
+    exponent = value.as_tuple().exponent
+    scale = min(max(0, -exponent if isinstance(exponent, int) else 0), 38 - whole)
+    with localcontext() as context:
+        context.prec = 80  # room for 38 digits either side of the point
+        kept = value.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_FLOOR)
+    return F.lit(format(kept, "f")).cast(f"decimal({whole + scale},{scale})")
+
+
+def _within(
+    data: Column, reference: Column, as_type: DataType, absolute: float | None, relative: float | None
+) -> Column:
+    """Whether two present numbers differ by no more than ``absolute``, or by no more than
+    ``relative`` percent of ``reference`` (NULL when either value is NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, FloatType, IntegralType
+
+    if isinstance(as_type, (DecimalType, IntegralType)):
+        if isinstance(as_type, IntegralType):
+            # Integers subtract as decimals: a bigint difference can overflow, and fail the job.
+            data, reference = data.cast("decimal(20,0)"), reference.cast("decimal(20,0)")
+        # try_subtract and try_multiply are NULL where a decimal overflows; then the values
+        # are compared as doubles, whose range has room for any such gap. Spark keeps 38
+        # digits of a difference: between two decimal(38, s) values, it drops the last
+        # fractional digit. A limit of 0 is therefore equality itself, never a gap.
+        gap = F.abs(F.try_subtract(data, reference))
+        exact = []
+        if absolute is not None:
+            limit = _decimal_limit(absolute)
+            if not absolute:
+                exact.append(F.lit(False))
+            elif limit is None:
+                exact.append(F.lit(True))
+            else:
+                exact.append(gap <= limit)
+        if relative is not None:
+            share = _decimal_limit(relative)
+            # gap * 100 <= relative * |reference|: no division, so nothing is rounded.
+            if not relative:
+                exact.append(F.lit(False))
+            elif share is None:
+                exact.append(F.lit(True))
+            else:
+                exact.append(F.try_multiply(gap, F.lit(100)) <= F.try_multiply(share, F.abs(reference)))
+        approximate = _within_doubles(data.cast("double"), reference.cast("double"), "double", absolute, relative)
+        return F.coalesce(reduce(lambda a, b: a | b, exact), approximate)
+    return _within_doubles(data, reference, "float" if isinstance(as_type, FloatType) else "double", absolute, relative)
+
+
+def _within_doubles(
+    data: Column, reference: Column, precision: str, absolute: float | None, relative: float | None
+) -> Column:
+    """``_within`` for binary floating point, with the rounding slack of ``_EPSILON``."""
+    from pyspark.sql import functions as F
+
+    infinity = F.lit(float("inf"))
+    # NaN and the infinities agree only with themselves: any gap they leave is NaN or
+    # infinite, which a limit must never let pass.
+    finite = (F.abs(data) < infinity) & (F.abs(reference) < infinity)
+    gap = F.abs(data - reference)
+    slack = F.lit(_EPSILON[precision]) * F.greatest(F.abs(data), F.abs(reference))
+    held = []
+    if absolute is not None:
+        held.append(gap <= F.lit(float(absolute)) + slack if absolute else gap == F.lit(0.0))
+    if relative is not None:
+        share = F.abs(reference) * F.lit(relative / 100.0)
+        held.append(gap <= share + slack if relative else gap == F.lit(0.0))
+    return finite & reduce(lambda a, b: a | b, held)
 
 
 class ReferenceMatchCheck(_ReferenceCheck):
@@ -179,23 +271,26 @@ class ReferenceMatchCheck(_ReferenceCheck):
     def _value_name(self, number: int) -> str:
         return f"{self.marker}_value{number}"
 
-    def _compared_type(self, df: DataFrame, column: str, reference_type: DataType) -> str | None:
-        """The type a compared column and its reference column are compared as (None: their
-        own); a rule error when they cannot be compared, or carry a difference that needs numbers."""
-        from pyspark.sql.types import MapType
+    def _lost_name(self, number: int) -> str:
+        """TRUE where the reference value did not fit the type it is compared as."""
+        return f"{self.marker}_lost{number}"
 
-        data_type = column_type(df, column)
-        if isinstance(data_type, MapType) or isinstance(reference_type, MapType):
-            raise self.rule_error(
-                f"cannot compare {column}: Spark cannot compare map values; compare its keys "
-                "and values as separate columns, or cast it to a string first"
-            )
-        as_type = _comparison_type(data_type, reference_type)
-        limits = [key for key in _DIFFERENCES if column in self.params.get(key, {})]
+    def _compared_type(self, df: DataFrame, column: str, reference_column: str) -> str | None:
+        """The type a compared column and its reference column are compared as (None: their
+        own). A float on either side of two numbers makes it float: the float side holds no
+        more. A rule error when they cannot be compared, or carry a difference that needs numbers."""
+        from pyspark.sql.types import FloatType
+
+        as_type = self.compared_as(df, column, reference_column)
+        data_type, reference_type = column_type(df, column), self.reference_type(self.reference, reference_column)
         families = {type_family(data_type), type_family(reference_type)}
+        limits = [key for key in _DIFFERENCES if column in self.params.get(key, {})]
         if limits and not families <= {"numeric", "float"}:
             sides = f"{data_type.simpleString()} against {reference_type.simpleString()}"
             raise self.rule_error(f"'{limits[0]}' needs numbers, but {column} is {sides}; cast it first")
+        either_float = isinstance(data_type, FloatType) or isinstance(reference_type, FloatType)
+        if as_type is not None and either_float and families <= {"numeric", "float"}:
+            return "float"
         return as_type
 
     def prepare(self, df: DataFrame) -> DataFrame:
@@ -206,35 +301,40 @@ class ReferenceMatchCheck(_ReferenceCheck):
         aliases, key_values, matches = [], [], []
         for number, (key, reference_key) in enumerate(zip(self.keys, self.reference_keys, strict=True)):
             alias = f"{self.marker}_key{number}"
-            as_type = _comparison_type(column_type(df, key), self.reference_type(reference, reference_key))
+            as_type = self.compared_as(df, key, reference_key)
             data_key, reference_value = column_of(df, key), column_of(reference, reference_key)
             if as_type is not None:
-                data_key, reference_value = data_key.cast(as_type), reference_value.cast(as_type)
+                data_key, reference_value = try_cast(data_key, as_type), try_cast(reference_value, as_type)
             aliases.append(alias)
             key_values.append(reference_value.alias(alias))
             matches.append(data_key == F.col(alias))
-        values = []
+        values, lost = [], []
         for number, (column, reference_column) in enumerate(zip(self.compared, self.reference_columns, strict=True)):
             reference_value = column_of(reference, reference_column)
-            as_type = self._compared_type(df, column, self.reference_type(reference, reference_column))
-            values.append((reference_value if as_type is None else reference_value.cast(as_type)).alias(f"v{number}"))
+            as_type = self._compared_type(df, column, reference_column)
+            if as_type is not None:
+                cast = try_cast(reference_value, as_type)
+                # A value the comparison type cannot hold equals nothing, not even a NULL.
+                lost.append((number, reference_value.isNotNull() & cast.isNull()))
+                reference_value = cast
+            values.append(reference_value.alias(f"v{number}"))
         # NULL never equals anything, so reference rows with a NULL in the key can go first.
         complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
         # One row per key, with the number of reference rows that hold it; a key held twice
         # keeps no values, so its rows are not compared. A window rather than a groupBy: an
         # aggregate of text values is a sort-based aggregate, while the window's sort by key
-        # is the one a sort-merge join with the data needs anyway, so Spark does it once.
-        # One window spec for both, so one sort: with an ordering, count needs the whole frame.
+        # is the one a sort-merge join with the data needs anyway, so Spark does it once. One
+        # window spec for both functions, so one sort; with an ordering, count needs the whole frame.
         per_key = Window.partitionBy(*aliases).orderBy(*aliases)
         whole_key = per_key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-        rank = f"{self.marker}_rank"
-        rows = F.col(self._count_name())
+        rank, rows = f"{self.marker}_rank", F.col(self._count_name())
+        carried = [*(f"v{number}" for number in range(len(values))), *(f"l{number}" for number, _ in lost)]
         by_key = (
-            reference.select(*key_values, *values)
+            reference.select(*key_values, *values, *[flag.alias(f"l{number}") for number, flag in lost])
             .where(complete)
             .select(
                 *aliases,
-                *[f"v{number}" for number in range(len(values))],
+                *carried,
                 F.count(F.lit(1)).over(whole_key).alias(self._count_name()),
                 F.row_number().over(per_key).alias(rank),
             )
@@ -243,6 +343,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
                 *aliases,
                 rows,
                 *[F.when(rows == 1, F.col(f"v{n}")).alias(self._value_name(n)) for n in range(len(values))],
+                *[F.when(rows == 1, F.col(f"l{n}")).alias(self._lost_name(n)) for n, _ in lost],
             )
         )
         return df.join(by_key, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
@@ -252,47 +353,24 @@ class ReferenceMatchCheck(_ReferenceCheck):
     def _agrees(self, df: DataFrame, number: int, column: str) -> Column:
         """TRUE where the row's ``column`` agrees with the reference value (never NULL)."""
         from pyspark.sql import functions as F
-        from pyspark.sql.types import DecimalType, IntegralType
 
         reference = F.col(self._value_name(number))
         as_type = df.schema[self._value_name(number)].dataType
         data = column_of(df, column)
-        if column_type(df, column) != as_type:
-            data = data.cast(as_type)
-        same = data.eqNullSafe(reference)
+        lost = [F.ifnull(F.col(self._lost_name(number)), F.lit(False))] if self._lost_name(number) in df.columns else []
+        if column_type(df, column).simpleString() != as_type.simpleString():
+            cast = try_cast(data, as_type.simpleString())
+            lost.append(data.isNotNull() & cast.isNull())
+            data = cast
+        agrees = data.eqNullSafe(reference)
         absolute = self.params.get("absolute_difference", {}).get(column)
         relative = self.params.get("relative_difference", {}).get(column)
-        if absolute is None and relative is None:
-            return same
-        exact = isinstance(as_type, (DecimalType, IntegralType))
-        if isinstance(as_type, IntegralType):
-            # Integers subtract as decimals: a bigint difference can overflow, and fail the job.
-            data, reference = data.cast("decimal(20,0)"), reference.cast("decimal(20,0)")
-        # try_subtract is NULL where a decimal difference overflows: it is beyond any tolerance.
-        gap = F.abs(F.try_subtract(data, reference))
-        rounding = _ROUNDING * (F.abs(data.cast("double")) + F.abs(reference.cast("double")))
-        within = F.lit(False)
-        if not exact:
-            # NaN and the infinities agree only with themselves (``same``): any gap they leave
-            # is NaN or infinite, which Spark would let pass a NaN or infinite limit.
-            infinity = F.lit(float("inf"))
-            gap = F.when(F.abs(data) < infinity, F.when(F.abs(reference) < infinity, gap))
-        if absolute is not None:
-            if exact:
-                within = within | (gap <= F.lit(Decimal(repr(absolute))))
-            else:
-                within = within | (gap <= F.lit(float(absolute)) + rounding)
-        if relative is not None:
-            share = F.abs(reference.cast("double")) * F.lit(relative / 100.0)
-            approximate = gap.cast("double") <= share + rounding
-            if exact:
-                # gap * 100 <= relative * |reference|, in decimals; doubles only where that overflows.
-                product = F.try_multiply(F.lit(Decimal(repr(relative))), F.abs(reference))
-                exact_share = F.try_multiply(gap, F.lit(100)) <= product
-                within = within | F.coalesce(exact_share, approximate)
-            else:
-                within = within | approximate
-        return same | F.coalesce(within, F.lit(False))
+        if absolute is not None or relative is not None:
+            within = _within(data, reference, as_type, absolute, relative)
+            agrees = agrees | F.ifnull(within, F.lit(False))
+        for flag in lost:
+            agrees = agrees & ~flag
+        return agrees
 
     def _found(self) -> Column:
         from pyspark.sql import functions as F

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, exact_sum_input, scope_column
+from cola_core._columns import column_of, exact_sum_input, scope_column, try_cast
 from cola_core._format import format_number, render_code
 from cola_core._spark_errors import first_line
 from cola_core._values import plain_number
@@ -60,18 +60,50 @@ def _is_numeric(data_type: DataType) -> bool:
     return type_family(data_type) in ("numeric", "float")
 
 
+def _uncomparable(data_type: DataType) -> str | None:
+    """Why Spark cannot test values of ``data_type`` for equality (a map or a variant, at any
+    depth), or None when it can."""
+    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
+
+    if isinstance(data_type, MapType):
+        return "it holds a map, which Spark cannot compare"
+    if isinstance(data_type, VariantType):
+        return "it holds a variant, which Spark cannot compare"
+    if isinstance(data_type, ArrayType):
+        return _uncomparable(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return next((why for f in data_type.fields if (why := _uncomparable(f.dataType))), None)
+    return None
+
+
+def _is_nested(data_type: DataType) -> bool:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    return isinstance(data_type, (ArrayType, MapType, StructType))
+
+
 def _comparison_type(data_type: DataType, reference_type: DataType) -> str | None:
-    """The type a data key and a reference key are compared as; None when they already match.
+    """The type a data value and a reference value are compared as; None when they already
+    match (nullability aside, which equality ignores).
 
     Spark would widen most pairs itself, but under ANSI mode it compares a string with a
-    number by casting the string, and a non-numeric string then fails the whole job. Casting
-    both sides to one explicit type also keeps the distinct reference keys distinct after the
-    cast, so the join can never match a row twice.
+    number by casting the string, and a non-numeric string then fails the whole job. Both
+    sides are cast to one explicit type with ``try_cast``: a value that does not fit it (a
+    decimal with more whole digits than the other side can hold) is NULL, and so equals
+    nothing, which is true of it. Decimals keep the larger scale, so no digit is rounded
+    away. One explicit type also keeps distinct reference keys distinct after the cast, so
+    the join can never match a row twice.
+
+    Raises:
+        ValueError: nested types (arrays, structs) that differ beyond nullability; their
+            text would compare ``["a, b"]`` equal to ``["a", "b"]``.
     """
     from pyspark.sql.types import DecimalType, IntegralType
 
-    if data_type == reference_type:
+    if data_type == reference_type or data_type.simpleString() == reference_type.simpleString():
         return None
+    if _is_nested(data_type) or _is_nested(reference_type):
+        raise ValueError(f"{data_type.simpleString()} against {reference_type.simpleString()}")
     families = {type_family(data_type), type_family(reference_type)}
     if _is_numeric(data_type) and _is_numeric(reference_type):
         if "float" in families:
@@ -82,9 +114,9 @@ def _comparison_type(data_type: DataType, reference_type: DataType) -> str | Non
             (t.precision - t.scale, t.scale) if isinstance(t, DecimalType) else (_INTEGRAL_DIGITS[t.simpleString()], 0)
             for t in (data_type, reference_type)
         ]
-        whole = max(left for left, _ in digits)
-        scale = min(max(right for _, right in digits), max(0, 38 - whole))
-        return f"decimal({min(38, whole + scale)},{scale})"
+        scale = max(right for _, right in digits)
+        whole = min(max(left for left, _ in digits), 38 - scale)
+        return f"decimal({whole + scale},{scale})"
     if families <= {"date", "timestamp"}:
         return "timestamp"
     return "string"
@@ -114,6 +146,26 @@ class _ReferenceCheck(BaseCheck):
             has = ", ".join(reference.columns)
             reason = f"reference column {name!r} does not exist in the {described}; it has {has}"
             raise self.rule_error(reason) from error
+
+    def compared_as(self, df: DataFrame, column: str, reference_column: str) -> str | None:
+        """The type ``column`` of the data and ``reference_column`` of the reference are
+        compared as (``_comparison_type``); a rule error when Spark cannot compare them."""
+        data_type = column_type(df, column)
+        reference_type = self.reference_type(self.reference, reference_column)
+        for side, name, checked in (("", column, data_type), ("reference column ", reference_column, reference_type)):
+            why = _uncomparable(checked)
+            if why is not None:
+                raise self.rule_error(
+                    f"cannot compare {side}{name} ({checked.simpleString()}): {why}; compare its parts as "
+                    "separate columns, or cast it to a string in a query reference first"
+                )
+        try:
+            return _comparison_type(data_type, reference_type)
+        except ValueError as error:
+            raise self.rule_error(
+                f"cannot compare {column} with reference column {reference_column}: {error}; give both sides "
+                "the same type (a query reference can cast its side)"
+            ) from None
 
 
 # -- foreign_key -------------------------------------------------------------------------
@@ -173,10 +225,10 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
         aliases, reference_keys, matches = [], [], []
         for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns, strict=True)):
             alias = f"{self.marker}_key{number}"
-            as_type = _comparison_type(column_type(df, column), self.reference_type(reference, reference_column))
+            as_type = self.compared_as(df, column, reference_column)
             data_key, reference_key = column_of(df, column), column_of(reference, reference_column)
             if as_type is not None:
-                data_key, reference_key = data_key.cast(as_type), reference_key.cast(as_type)
+                data_key, reference_key = try_cast(data_key, as_type), try_cast(reference_key, as_type)
             aliases.append(alias)
             reference_keys.append(reference_key.alias(alias))
             matches.append(data_key == F.col(alias))

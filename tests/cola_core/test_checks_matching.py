@@ -290,8 +290,9 @@ def test_the_rule_costs_one_job_over_the_reference(spark, job_counter, orders, l
         ({"keys": ["order_id"], "columns": ["amount", "amount"]},
          "rules[0] (reference_match): 'columns' names amount more than once; name each compared column once"),
         ({"keys": ["order_id"], "columns": ["order_id", "amount"]},
-         "rules[0] (reference_match): order_id is both a key and a compared column; a key always equals itself in "
-         "the join, so list it in 'keys' only"),
+         "rules[0] (reference_match): order_id is both a key and a compared column, against the same reference "
+         "column; the join already made them equal, so list it in 'keys' only (or compare it with another "
+         "reference column)"),
         ({"keys": ["order_id"], "columns": ["amount"], "absolute_difference": {"status": 1}},
          "rules[0] (reference_match): 'absolute_difference' names 'status', which is not a compared column; "
          "'columns' is amount"),
@@ -348,12 +349,209 @@ def test_rules_that_do_not_fit_the_data_are_refused_before_any_job(orders, ledge
     assert counted.jobs == 0
 
 
-def test_map_columns_are_refused_with_a_way_out(spark):
-    spark.createDataFrame([(1, {"a": 1})], "k int, m map<string,int>").createOrReplaceTempView("maps")
-    df = spark.createDataFrame([(1, {"a": 1})], "k int, m map<string,int>")
-    with pytest.raises(ColaRuleError) as raised:
-        Cola().run(df, [match("maps", keys=["k"], columns=["m"])])
+@pytest.mark.parametrize(
+    ("schema", "row", "column", "message"),
+    [
+        ("k int, m map<string,int>", (1, {"a": 1}), "m",
+         "cannot compare m (map<string,int>): it holds a map, which Spark cannot compare"),
+        ("k int, s struct<m: map<string,int>>", (1, ({"a": 1},)), "s",
+         "cannot compare s (struct<m:map<string,int>>): it holds a map, which Spark cannot compare"),
+        ("k int, a array<map<string,int>>", (1, [{"a": 1}]), "a",
+         "cannot compare a (array<map<string,int>>): it holds a map, which Spark cannot compare"),
+    ],
+    ids=["map", "map in a struct", "map in an array"],
+)
+@pytest.mark.parametrize("role", ["compared", "key"])
+def test_values_spark_cannot_compare_are_refused_with_a_way_out(spark, job_counter, schema, row, column, message, role):
+    frame = spark.createDataFrame([row], schema)
+    frame.createOrReplaceTempView("uncomparable")
+    rule = match("uncomparable", keys=["k"], columns=[column]) if role == "compared" else match(
+        "uncomparable", keys=[column], columns=["k"])
+    with job_counter.count() as counted, pytest.raises(ColaRuleError) as raised:
+        Cola().split(frame, [rule])
     assert str(raised.value) == (
-        "rules[0] (reference_match): cannot compare m: Spark cannot compare map values; compare its keys and "
-        "values as separate columns, or cast it to a string first"
+        f"rules[0] (reference_match): {message}; compare its parts as separate columns, or cast it to a string "
+        "in a query reference first"
     )
+    assert counted.jobs == 0
+
+
+def test_a_variant_is_refused_as_a_key_and_as_a_compared_column(spark):
+    frame = spark.sql("SELECT 1 AS k, parse_json('{\"a\": 1}') AS j")
+    frame.createOrReplaceTempView("variants")
+    for rule in (match("variants", keys=["k"], columns=["j"]), match("variants", keys=["j"], columns=["k"])):
+        with pytest.raises(ColaRuleError, match=r"cannot compare j \(variant\): it holds a variant, which Spark "
+                                                r"cannot compare"):
+            Cola().run(frame, [rule])
+
+
+# -- types: what each side is compared as -----------------------------------------------------
+
+
+def test_text_that_is_no_number_against_a_number_is_a_difference_not_a_failed_job(spark):
+    # Under ANSI mode, Spark's own comparison would cast 'ten' to a number and stop the job.
+    spark.createDataFrame([(1, "10"), (2, "ten")], "k int, v string").createOrReplaceTempView("words")
+    df = spark.createDataFrame([(1, 10), (2, 10)], "k int, v int")
+    _, invalid = Cola().split(df, [match("words", keys=["k"], columns=["v"])], annotate="dq")
+    assert codes_by_key(invalid, key="k") == [(2, ("reference_match(v)",))]
+    # And as keys: the data's 10 finds the reference's '10', and 'ten' is a key no row has.
+    spark.createDataFrame([("10", 1), ("ten", 2)], "k string, v int").createOrReplaceTempView("word_keys")
+    rule = match("word_keys", keys=["v"], reference_keys=["k"], columns=["k"], reference_columns=["v"])
+    (result,) = Cola().run(df, [rule])
+    assert result.message == "reference_match(k): 1 row does not match the reference (k: 1; 2 compared)"
+
+
+def test_decimals_of_other_scales_compare_without_rounding(spark):
+    spark.createDataFrame([(1, Decimal("1.00")), (2, Decimal("2.00"))], "k int, v decimal(38,2)") \
+        .createOrReplaceTempView("cents")
+    df = spark.createDataFrame([(1, Decimal("1.0040000000")), (2, Decimal("2.0000000000"))], "k int, v decimal(38,10)")
+    _, invalid = Cola().split(df, [match("cents", keys=["k"], columns=["v"])], annotate="dq")
+    assert codes_by_key(invalid, key="k") == [(1, ("reference_match(v)",))]
+    # As keys: 1.001 and 1.002 are two keys, neither of them 1.00.
+    spark.createDataFrame([(Decimal("1.0010000000"), 1), (Decimal("1.0020000000"), 2)], "k decimal(38,10), v int") \
+        .createOrReplaceTempView("fine_keys")
+    keyed = spark.createDataFrame([(Decimal("1.00"), 1)], "k decimal(38,2), v int")
+    _, invalid = Cola().split(keyed, [match("fine_keys", keys=["k"], columns=["v"])], annotate="dq")
+    assert [tuple(row.dq) for row in invalid.collect()] == [("reference_match(missing)",)]
+
+
+def test_a_value_the_other_side_cannot_hold_differs_even_from_null(spark):
+    # decimal(38,10) holds 28 whole digits: a decimal(38,0) of 30 digits does not fit the
+    # comparison type, so it agrees with nothing, not even the NULL it would be cast to.
+    huge = Decimal(10) ** 30
+    spark.createDataFrame([(1, None), (2, Decimal("5"))], "k int, v decimal(38,10)").createOrReplaceTempView("narrow")
+    df = spark.createDataFrame([(1, huge), (2, Decimal("5"))], "k int, v decimal(38,0)")
+    _, invalid = Cola().split(df, [match("narrow", keys=["k"], columns=["v"])], annotate="dq")
+    assert codes_by_key(invalid, key="k") == [(1, ("reference_match(v)",))]
+    spark.createDataFrame([(1, huge), (2, Decimal("5"))], "k int, v decimal(38,0)").createOrReplaceTempView("wide")
+    narrow = spark.createDataFrame([(1, None), (2, Decimal("5"))], "k int, v decimal(38,10)")
+    _, invalid = Cola().split(narrow, [match("wide", keys=["k"], columns=["v"])], annotate="dq")
+    assert codes_by_key(invalid, key="k") == [(1, ("reference_match(v)",))]
+
+
+def test_arrays_and_structs_compare_as_values_whatever_their_nullability(spark):
+    reference = spark.sql(
+        "SELECT 1 AS k, array('a', 'b') AS arr, named_struct('x', 'a', 'y', 'b, c') AS st "
+        "UNION ALL SELECT 2, array('null'), named_struct('x', 'p', 'y', 'q') "
+        "UNION ALL SELECT 3, array('z'), named_struct('x', 'z', 'y', 'z')"
+    )
+    reference.createOrReplaceTempView("nested_ref")
+    df = spark.createDataFrame(
+        [(1, ["a, b"], ("a, b", "c")), (2, [None], ("p", "q")), (3, ["z"], ("z", "z"))],
+        "k int, arr array<string>, st struct<x: string, y: string>",
+    )
+    _, invalid = Cola().split(df, [match("nested_ref", keys=["k"], columns=["arr", "st"])], annotate="dq")
+    # As text, ["a, b"] and ["a", "b"] would both read [a, b].
+    assert codes_by_key(invalid, key="k") == [
+        (1, ("reference_match(arr)", "reference_match(st)")), (2, ("reference_match(arr)",)),
+    ]
+
+
+def test_nested_values_of_other_types_are_refused(spark):
+    spark.createDataFrame([(1, [1])], "k int, arr array<int>").createOrReplaceTempView("int_arrays")
+    df = spark.createDataFrame([(1, ["1"])], "k int, arr array<string>")
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().run(df, [match("int_arrays", keys=["k"], columns=["arr"])])
+    assert str(raised.value) == (
+        "rules[0] (reference_match): cannot compare arr with reference column arr: array<string> against "
+        "array<int>; give both sides the same type (a query reference can cast its side)"
+    )
+
+
+def test_a_float_column_is_compared_at_float_precision(spark):
+    spark.createDataFrame([(1, 1.0), (2, 10.0), (3, 1.1), (4, 1.2)], "k int, v double").createOrReplaceTempView(
+        "doubles")
+    df = spark.createDataFrame([(1, 1.1), (2, 10.01), (3, 1.1), (4, 1.1)], "k int, v float")
+    # 1.1 as a float is 1.100000023841858: against the double 1.1 it is the same float.
+    _, invalid = Cola().split(df, [match("doubles", keys=["k"], columns=["v"])], annotate="dq")
+    assert sorted(row.k for row in invalid.collect()) == [1, 2, 4]
+    _, invalid = Cola().split(df, [match("doubles", keys=["k"], columns=["v"], absolute_difference={"v": 0.1})],
+                              annotate="dq")
+    assert sorted(row.k for row in invalid.collect()) == []
+    _, invalid = Cola().split(df, [match("doubles", keys=["k"], columns=["v"], absolute_difference={"v": 0.01})],
+                              annotate="dq")
+    assert sorted(row.k for row in invalid.collect()) == [1, 4]
+
+
+@pytest.mark.parametrize(
+    ("reference", "value", "limits", "differs"),
+    [
+        # The slack is at most two units in the last place of the larger value: 8 off 1e16 is 4 units.
+        (1e16, 1e16 + 8, {"absolute_difference": {"v": 1}}, True),
+        (1e12, 1e12 + 0.0005, {"absolute_difference": {"v": 0.0001}}, True),
+        # A limit of 0 is equality.
+        (1e16, 1e16 + 2, {"absolute_difference": {"v": 0}}, True),
+        # Magnitudes whose sum passes the largest double: still compared.
+        (1e308, 1.7e308, {"absolute_difference": {"v": 0.01}}, True),
+        (-1.7e308, 1.7e308, {"relative_difference": {"v": 1}}, True),
+        (1.7e308, 1.7e308, {"absolute_difference": {"v": 0.01}}, False),
+    ],
+    ids=["8 off 1e16", "0.0005 off 1e12", "limit 0", "near the top", "opposite signs", "equal at the top"],
+)
+def test_the_rounding_slack_of_doubles_stays_tiny(spark, reference, value, limits, differs):
+    spark.createDataFrame([(1, reference)], "k int, v double").createOrReplaceTempView("big_doubles")
+    df = spark.createDataFrame([(1, value)], "k int, v double")
+    (result,) = Cola().run(df, [match("big_doubles", keys=["k"], columns=["v"], **limits)])
+    assert result.failed_count == (1 if differs else 0)
+
+
+def test_decimal_differences_are_exact_where_doubles_could_not_tell(spark):
+    # 10**16 + 10**-18 is 10**16 as a double.
+    spark.createDataFrame([(1, Decimal(10) ** 16)], "k int, v decimal(38,18)").createOrReplaceTempView("exact_ref")
+    df = spark.createDataFrame([(1, Decimal("10000000000000000.000000000000000001"))], "k int, v decimal(38,18)")
+    for limits, failed in (({"absolute_difference": {"v": 0}}, 1), ({"absolute_difference": {"v": 1e-18}}, 0),
+                           ({"relative_difference": {"v": 0}}, 1)):
+        (result,) = Cola().run(df, [match("exact_ref", keys=["k"], columns=["v"], **limits)])
+        assert result.failed_count == failed, limits
+
+
+@pytest.mark.parametrize(
+    ("limits", "failed"),
+    [
+        ({"absolute_difference": {"v": 1e-40}}, 1),  # smaller than any decimal gap: equality
+        ({"absolute_difference": {"v": 1e40}}, 0),  # larger than any decimal gap
+        ({"absolute_difference": {"v": 10**38 - 1}}, 0),
+        ({"relative_difference": {"v": 1e-40}}, 1),
+        ({"relative_difference": {"v": 1e40}}, 0),
+    ],
+)
+def test_limits_beyond_what_a_decimal_holds_are_measured_not_a_failed_job(spark, limits, failed):
+    spark.createDataFrame([(1, 100)], "k int, v bigint").createOrReplaceTempView("limit_ref")
+    df = spark.createDataFrame([(1, 101)], "k int, v bigint")
+    rule = match("limit_ref", keys=["k"], columns=["v"], **limits)
+    (result,) = Cola().run(df, [rule])
+    assert (result.failed_count, result.message.startswith("reference_match(v): ")) == (failed, True)
+    _, invalid = Cola().split(df, [rule])
+    assert invalid.count() == failed
+
+
+def test_an_overflowing_decimal_gap_is_compared_as_doubles(spark):
+    # -9e37 against 9e37: the gap 1.8e38 does not fit decimal(38,0), but it is 200% of 9e37.
+    big = Decimal(9) * Decimal(10) ** 37
+    spark.createDataFrame([(1, big)], "k int, v decimal(38,0)").createOrReplaceTempView("huge_ref")
+    df = spark.createDataFrame([(1, -big)], "k int, v decimal(38,0)")
+    for percent, failed in ((300, 0), (199, 1)):
+        (result,) = Cola().run(df, [match("huge_ref", keys=["k"], columns=["v"], relative_difference={"v": percent})])
+        assert result.failed_count == failed, percent
+
+
+def test_a_key_may_be_compared_with_another_reference_column(spark):
+    spark.createDataFrame([(1, 1), (2, 7)], "id int, legacy_id int").createOrReplaceTempView("renumbered")
+    df = spark.createDataFrame([(1,), (2,)], "order_id int")
+    rule = match("renumbered", keys=["order_id"], reference_keys=["id"], columns=["order_id"],
+                 reference_columns=["legacy_id"])
+    _, invalid = Cola().split(df, [rule], annotate="dq")
+    assert codes_by_key(invalid) == [(2, ("reference_match(order_id)",))]
+
+
+def test_column_names_with_dots_spaces_and_backticks_on_both_sides(spark):
+    spark.createDataFrame([(1, 5.0, "x"), (2, 6.0, "y")], "`the id` int, `a.b` double, `we``ird` string") \
+        .createOrReplaceTempView("odd_names")
+    df = spark.createDataFrame([(1, 5.0, "x"), (2, 7.0, "y")], "`order id` int, `a.b` double, `c d` string")
+    rule = match("odd_names", keys=["order id"], reference_keys=["the id"], columns=["a.b", "c d"],
+                 reference_columns=["a.b", "we`ird"], absolute_difference={"a.b": 0.5})
+    (result,) = Cola().run(df, [rule], samples=5)
+    assert result.message == "reference_match(a.b,c d): 1 row does not match the reference (a.b: 1; 2 compared)"
+    assert result.samples == [{"order id": 2, "a.b": 7.0, "c d": "y", "reference": {"a.b": 6.0, "c d": "y"}}]
+    _, invalid = Cola().split(df, [rule], annotate="dq")
+    assert [(row["order id"], tuple(row.dq)) for row in invalid.collect()] == [(2, ("reference_match(a.b)",))]

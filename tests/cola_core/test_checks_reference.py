@@ -473,7 +473,7 @@ PARSE_ERRORS = [
     (
         {"type": "reconcile", "aggregate": "count", "reference": REFERENCE, "must_be": "< 1%", "tolerance": "< 1%"},
         ("rules[0] (reconcile): 'tolerance' applies to row rules that count offending rows (not_null, unique, range, "
-         "regex, expression, castable, foreign_key); a metric rule sets its limit with 'must_be'"),
+         "regex, expression, castable, foreign_key, reference_match); a metric rule sets its limit with 'must_be'"),
     ),
 ]
 
