@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
+from cola_core.history import RunInfo, append_history, check_history_store
 from cola_core.job import checked_samples
 from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
 from cola_core.samples import attach_samples
-from cola_core.specs import OutputSpec
+from cola_core.specs import OutputSpec, history_spec
 from cola_core.split import ColaSplit, split_block
 from cola_core.split_write import SplitOutcome, split_write
 from cola_core.sqlguard import allowing_outside_access
@@ -82,7 +83,16 @@ class Cola:
         callers that read sources for it (the CLI, references) check their queries inside it."""
         return allowing_outside_access(self.allow_external_access)
 
-    def run(self, df: DataFrame, rules: Any, samples: int = 0) -> list[CheckResult]:
+    def run(
+        self,
+        df: DataFrame,
+        rules: Any,
+        samples: int = 0,
+        *,
+        history: Mapping[str, Any] | str | OutputSpec | None = None,
+        dataset: str | None = None,
+        run_info: RunInfo | None = None,
+    ) -> list[CheckResult]:
         """One result per rule (after ``targets`` expansion), in order. Never raises for a
         failed check; raises ``ColaRuleError`` for a malformed rule before any Spark work.
 
@@ -90,11 +100,27 @@ class Cola:
             rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
             samples: when above 0, up to this many offending rows of each failed (or warned)
                 row-level rule are put on ``result.samples``, collected in one extra job.
+            history: a history store (an output config, or a plain path for a parquet
+                folder): one row per result is appended to it, and the samples to its
+                failed-records store beside it.
+            dataset: with ``history``, the name of what was checked (a table, a path).
+            run_info: with ``history``, the whole of what a run writes beside its results
+                (:class:`cola_core.history.RunInfo`), instead of ``dataset`` alone.
+
+        Raises:
+            ColaOutputError: the history store is malformed, is not a Cola history, or
+                cannot be appended to.
         """
         checked_samples(samples)
+        store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
             checks = self._checks(rules)
-            return self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
+            if store is not None:
+                check_history_store(df.sparkSession, store)
+            results = self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
+        if store is not None and info is not None:
+            append_history(df.sparkSession, store, results, info)
+        return results
 
     def split_write(
         self,
@@ -107,6 +133,9 @@ class Cola:
         quarantine_key: Sequence[str] | None = None,
         samples: int = 0,
         annotate_valid: bool = False,
+        history: Mapping[str, Any] | str | OutputSpec | None = None,
+        dataset: str | None = None,
+        run_info: RunInfo | None = None,
     ) -> SplitOutcome:
         """Measure ``df`` and write its valid and invalid rows: one evaluation, one commit.
 
@@ -127,6 +156,8 @@ class Cola:
             samples: as for :meth:`run`.
             annotate_valid: with ``annotate``, the valid output gets its column too (NULL),
                 which spares a copy of the valid rows: the fastest split.
+            history, dataset, run_info: as for :meth:`run`; the rows are appended once both
+                outputs are published.
 
         Raises:
             ColaOutputError: an output is malformed, exists in ``errorifexists`` mode, or
@@ -134,14 +165,20 @@ class Cola:
             ColaRuleError: a malformed rule, before any Spark work.
         """
         checked_samples(samples)
+        store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
             checks = self._checks(rules)
+            if store is not None:
+                check_history_store(df.sparkSession, store)
             # Samples and a sql rule's own output are taken before publishing: an output may
             # overwrite the source.
-            return split_write(
+            outcome = split_write(
                 df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
                 annotate_valid=annotate_valid, finish=lambda results: self._finish(df, checks, results, samples),
             )
+        if store is not None and info is not None:
+            append_history(df.sparkSession, store, outcome.results, info)
+        return outcome
 
     def _finish(
         self, df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], samples: int
@@ -175,3 +212,24 @@ class Cola:
         if isinstance(rules, Sequence) and rules and all(isinstance(rule, BaseCheck) for rule in rules):
             return list(rules)
         return self.parse(rules)
+
+
+def _history_of(
+    history: Mapping[str, Any] | str | OutputSpec | None, dataset: str | None, run_info: RunInfo | None
+) -> tuple[OutputSpec | None, RunInfo | None]:
+    """The history store and what the run writes beside its results, checked in pure Python."""
+    if history is None:
+        if dataset is not None or run_info is not None:
+            raise ColaError("'dataset' and 'run_info' say what a history row is about; give 'history' too")
+        return None, None
+    store = history_spec(history)
+    if run_info is not None:
+        if dataset is not None and dataset != run_info.dataset:
+            raise ColaError(f"'dataset' ({dataset!r}) and run_info.dataset ({run_info.dataset!r}) disagree; give one")
+        return store, run_info
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise ColaError(
+            "a history needs 'dataset', the name of what was checked (such as \"sales.orders\"), "
+            f"got {dataset!r}"
+        )
+    return store, RunInfo(dataset=dataset)

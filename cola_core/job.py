@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
-from cola_core.specs import FORMATS, OutputSpec, SourceSpec, parse_output, parse_source
+from cola_core.specs import FORMATS, OutputSpec, SourceSpec, history_spec, parse_output, parse_source
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_samples", "job_parser"]
 
@@ -64,6 +64,12 @@ class JobSpec:
         master: the Spark master of a session the job starts.
         conf: Spark settings of a session the job starts.
         verbose: say on stderr which cola_core and Spark ran.
+        history: the history store each result is appended to (append only).
+        dataset: with ``history``, what was checked; the source's path, table or query hash
+            by default.
+        dag_id: from Airflow, written beside each result in the history.
+        task_id: from Airflow, likewise.
+        airflow_run_id: from Airflow, likewise.
     """
 
     command: Command = "check"
@@ -84,6 +90,11 @@ class JobSpec:
     master: str | None = None
     conf: tuple[tuple[str, str], ...] = field(default=())
     verbose: bool = False
+    history: OutputSpec | None = None
+    dataset: str | None = None
+    dag_id: str | None = None
+    task_id: str | None = None
+    airflow_run_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.command not in COMMANDS:
@@ -105,6 +116,14 @@ class JobSpec:
             raise ColaError("annotate_valid only applies to a split job with annotate")
         if splitting and (self.valid_output is None or self.invalid_output is None):
             raise ColaError("a split job needs both valid_output and invalid_output")
+        if self.history is None:
+            for name in ("dataset", "dag_id", "task_id", "airflow_run_id"):
+                if getattr(self, name) is not None:
+                    raise ColaError(f"{name} is written beside the results in a history store; give history too")
+        else:
+            object.__setattr__(self, "history", history_spec(self.history))
+        if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset.strip()):
+            raise ColaError(f"dataset must be a non-empty name, got {self.dataset!r}")
         object.__setattr__(self, "quarantine_key", tuple(self.quarantine_key))
         object.__setattr__(self, "check_packages", tuple(self.check_packages))
         object.__setattr__(self, "conf", tuple((str(key), str(value)) for key, value in self.conf))
@@ -143,6 +162,11 @@ class JobSpec:
             master=args.master,
             conf=tuple(args.conf),
             verbose=args.verbose,
+            history=_output_argument(args.history, "--history", history_spec) if args.history else None,
+            dataset=args.dataset,
+            dag_id=args.dag_id,
+            task_id=args.task_id,
+            airflow_run_id=args.airflow_run_id,
         )
 
     def to_argv(self) -> list[str]:
@@ -182,6 +206,15 @@ class JobSpec:
             argv.append("--verbose")
         if self.allow_external_access:
             argv.append("--allow-external-access")
+        if self.history is not None:
+            argv += ["--history", _output_text(self.history)]
+        labels: tuple[tuple[str, str | None], ...] = (
+            ("--dataset", self.dataset), ("--dag-id", self.dag_id), ("--task-id", self.task_id),
+            ("--airflow-run-id", self.airflow_run_id),
+        )
+        for flag, label in labels:
+            if label is not None:
+                argv += [flag, label]
         return [*argv, "--fail-exit-code", str(self.fail_exit_code)]
 
     # -- JSON ---------------------------------------------------------------------------
@@ -211,6 +244,8 @@ class JobSpec:
         for name in ("report", "valid_output", "invalid_output"):
             if values.get(name) is not None:
                 values[name] = parse_output(values[name])
+        if values.get("history") is not None:
+            values["history"] = history_spec(values["history"])
         if isinstance(values.get("rules"), list):
             values["rules"] = tuple(values["rules"])
         values["conf"] = tuple(tuple(pair) for pair in values.get("conf", ()))
@@ -299,6 +334,16 @@ def _common_arguments() -> argparse.ArgumentParser:
         "--samples", type=int, default=0, metavar="N",
         help="keep up to N offending rows of each failed row rule in the results (one extra job)",
     )
+    history = common.add_argument_group("history")
+    history.add_argument(
+        "--history", metavar="OUTPUT", help="append one row per result to this history store (a path or an output)"
+    )
+    history.add_argument(
+        "--dataset", metavar="NAME", help="what was checked, in the history (default: the source's path or table)"
+    )
+    history.add_argument("--dag-id", metavar="ID", help=argparse.SUPPRESS)
+    history.add_argument("--task-id", metavar="ID", help=argparse.SUPPRESS)
+    history.add_argument("--airflow-run-id", metavar="ID", help=argparse.SUPPRESS)
     results.add_argument(
         "--fail-exit-code", type=int, default=EXIT_FAILED, metavar="N",
         help="exit status when a check failed (default: 1; 0 lets a caller decide from --results)",
@@ -344,7 +389,7 @@ def _source_argv(source: SourceSpec) -> list[str]:
     return ["--query", cast(str, source.query)]
 
 
-def _output_argument(text: str, flag: str) -> OutputSpec:
+def _output_argument(text: str, flag: str, parse: Callable[[Any], OutputSpec] = parse_output) -> OutputSpec:
     """An OUTPUT argument: inline JSON (``{"path": ..., "mode": ...}``) or a plain parquet path."""
     config: Any = text
     if text.lstrip().startswith("{"):
@@ -355,7 +400,7 @@ def _output_argument(text: str, flag: str) -> OutputSpec:
                 f"{flag} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
             ) from error
     try:
-        return parse_output(config)
+        return parse(config)
     except ColaOutputError as error:
         raise ColaOutputError(f"{flag}: {error}") from error
 

@@ -78,7 +78,8 @@ class BlockPlan:
         positions: check index -> where its aggregates are in ``aggregates``, in its order.
         distinct_needs: check index -> the distinct sets whose counts follow its values.
         own_action: indexes of the checks that run themselves (``sql``, ``schema``, custom).
-        rows_at: check index -> where its rows-in-scope count is, for rules with a tolerance.
+        rows_at: check index -> where its rows-in-scope count is (its ``rows_checked``, and
+            what its tolerance is a share of).
     """
 
     aggregates: list[Column] = field(default_factory=list)
@@ -269,8 +270,7 @@ def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame |
                 continue
             plan.positions[index] = [place(column) for column in check.aggregations(scanned)]
             plan.distinct_needs[index] = [distinct_key(cols, check.where) for cols in check.distinct_sets(df)]
-            if check.tolerance is not None:
-                plan.rows_at[index] = place(check.count_rows())
+            plan.rows_at[index] = place(check.count_rows())
     return plan
 
 

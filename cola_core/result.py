@@ -17,7 +17,7 @@ SEVERITIES: tuple[Severity, ...] = ("pass", "warn", "fail")
 # What a rule may declare as its ``severity``: how much its failure counts.
 RuleSeverity = Literal["fail", "warn"]
 RULE_SEVERITIES: tuple[RuleSeverity, ...] = ("fail", "warn")
-_OPTIONAL_KEYS = ("dimension", "samples")
+_OPTIONAL_KEYS = ("dimension", "samples", "rule_id", "rows_checked", "baseline")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,12 @@ class CheckResult:
         dimension: the rule's optional quality dimension (``Completeness``, ``Validity``, ...).
         samples: with ``run(..., samples=N)``, up to N offending rows of a failed row-level
             rule, as JSON-safe dicts.
+        rule_id: the rule's stable identity (declared with ``id``, or derived from what it
+            measures): the key of its history. Like ``samples``, it is not compared by ``==``,
+            which says whether two results measured and concluded the same.
+        rows_checked: the rows the rule saw (inside its ``where``), for a rule measured in
+            the block's scan; None for one that runs alone (``sql``, ``schema``). Not compared.
+        baseline: for a change rule, the value from the history it was compared with.
     """
 
     rule_type: str
@@ -54,6 +60,9 @@ class CheckResult:
     code: str | None = None
     dimension: str | None = None
     samples: list[dict[str, Any]] | None = field(default=None, compare=False)
+    rule_id: str | None = field(default=None, compare=False)
+    rows_checked: int | None = field(default=None, compare=False)
+    baseline: float | None = None
 
     def __post_init__(self) -> None:
         if self.severity is None:
@@ -73,7 +82,9 @@ class CheckResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-safe form used in XCom and results files.
 
-        ``failed_rows`` is never in it; ``dimension`` and ``samples`` only when they are set.
+        ``failed_rows`` is never in it; ``dimension``, ``samples``, ``rule_id``,
+        ``rows_checked`` and ``baseline`` only when they are set (a result the engine returns
+        always has a ``rule_id``).
         """
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
         for optional in _OPTIONAL_KEYS:

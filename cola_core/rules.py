@@ -22,9 +22,9 @@ from cola_core.thresholds import threshold_of
 __all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
 
 # Keys every rule may carry, whatever its type (where and tolerance only where they apply).
-COMMON_KEYS = ("type", "name", "code", "severity", "dimension", "where", "tolerance")
+COMMON_KEYS = ("type", "id", "name", "code", "severity", "dimension", "where", "tolerance")
 # Keys that would make every expanded target share one identity or one destination.
-_PER_TARGET_ONLY = ("code", "output")
+_PER_TARGET_ONLY = ("id", "code", "output")
 
 
 def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[BaseCheck]:
@@ -36,10 +36,34 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
         )
     check_structure(rules, registry)  # plain, bounded, finite data before anything else reads it
     checks: list[BaseCheck] = []
+    declared: list[str | None] = []
     for position, raw in enumerate(rules):
         for target, rule in expand_rule(raw, position):
             checks.append(_build(rule, registry, position, target))
-    return checks
+            declared.append(rule.get("id"))
+    return _identified(checks, declared)
+
+
+def _identified(checks: list[BaseCheck], declared: list[str | None]) -> list[BaseCheck]:
+    """Each check with its block-wide ``rule_id``: the declared one, which must be unique in
+    the block, or the derived one, suffixed ``#2``, ``#3``... for later rules deriving it too."""
+    owners: dict[str, BaseCheck] = {}
+    derived: dict[str, int] = {}
+    named = []
+    for check, rule_id in zip(checks, declared, strict=True):
+        if rule_id is not None:
+            first = owners.get(rule_id)
+            if first is not None:
+                where = f"rules[{first.position}]" + ("" if first.target is None else f".targets[{first.target}]")
+                raise check.rule_error(f"'id' {rule_id!r} is already the id of {where}; give each rule its own id")
+            owners[rule_id] = check
+            named.append(check.with_rule_id(rule_id))
+            continue
+        identity = check.identity()
+        derived[identity] = derived.get(identity, 0) + 1
+        count = derived[identity]
+        named.append(check.with_rule_id(identity if count == 1 else f"{identity}#{count}"))
+    return named
 
 
 def expand_rule(raw: Any, position: int) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -109,7 +133,7 @@ def _build(
                                 f"known types are {', '.join(sorted([*registry, 'check']))}")
         params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
         name, code = rule.get("name"), rule.get("code")
-        for key in ("name", "code", "dimension", "where"):
+        for key in ("id", "name", "code", "dimension", "where"):
             value = rule.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}")
@@ -157,7 +181,7 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
 
 def _options_for(cls: type[BaseCheck]) -> list[str]:
     """The common keys this kind of rule accepts."""
-    options = ["name", "code", "severity", "dimension"]
+    options = ["id", "name", "code", "severity", "dimension"]
     if cls.supports_where:
         options.append("where")
     if cls.takes_tolerance():

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck
 from cola_core.cola import Cola
+from cola_core.errors import ColaError
+from cola_core.history import RunInfo, default_dataset
 from cola_core.job import JobSpec
 from cola_core.registry import load_checks
 from cola_core.report import summarise, write_report
@@ -107,18 +109,26 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
         for output in (*spec.outputs, *failed_rows_outputs):
             ensure_writable(spark, output)
         counts: dict[str, int] = {}
+        validated_at = dt.datetime.now(dt.timezone.utc)
+        run_info = None
+        if spec.history is not None:
+            source = spec.source
+            dataset = spec.dataset or (default_dataset(source) if source is not None else None)
+            if dataset is None:
+                raise ColaError("a history needs a dataset: the job has no source to name it by, so give dataset")
+            run_info = RunInfo(dataset=dataset, pipeline=spec.pipeline, dag_id=spec.dag_id, task_id=spec.task_id,
+                               airflow_run_id=spec.airflow_run_id, validated_at=validated_at)
         if spec.command == "split":
             assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
             split = cola.split_write(
                 df, checks, spec.valid_output, spec.invalid_output,
                 annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, samples=spec.samples,
-                annotate_valid=spec.annotate_valid,
+                annotate_valid=spec.annotate_valid, history=spec.history, run_info=run_info,
             )
             results = split.results
             counts = {"valid_count": split.valid_count, "invalid_count": split.invalid_count}
         else:
-            results = cola.run(df, checks, samples=spec.samples)
-        validated_at = dt.datetime.now(dt.timezone.utc)
+            results = cola.run(df, checks, samples=spec.samples, history=spec.history, run_info=run_info)
         if spec.report is not None:
             write_report(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     return JobOutcome(results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"))

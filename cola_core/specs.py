@@ -19,6 +19,7 @@ __all__ = [
     "WRITE_MODES",
     "OutputSpec",
     "SourceSpec",
+    "history_spec",
     "parse_output",
     "parse_source",
     "without_file_scheme",
@@ -195,6 +196,35 @@ def parse_output(config: Mapping[str, Any] | str | OutputSpec) -> OutputSpec:
         partition_by=tuple(partition_by),
         options=_parse_options(config.get("options", {}), ColaOutputError, "output"),
     )
+
+
+def history_spec(store: Mapping[str, Any] | str | OutputSpec) -> OutputSpec:
+    """The store as an output spec: a plain path is a parquet folder. A store is only ever
+    appended to, so a config's mode may be ``append`` or left out.
+
+    Raises:
+        ColaOutputError: a malformed config, a mode other than append, or partitioning.
+    """
+    if isinstance(store, str):
+        store = {"path": store}
+    if isinstance(store, Mapping):
+        mode = store.get("mode", "append")
+        if mode != "append":
+            raise ColaOutputError(
+                f"a history store is only appended to, but its mode is {mode!r}; "
+                "leave 'mode' out or set it to \"append\""
+            )
+        store = {**store, "mode": "append"}
+    spec = parse_output(store)
+    if spec.mode != "append":
+        raise ColaOutputError(f"a history store is only appended to, but its mode is {spec.mode!r}")
+    if spec.partition_by:
+        raise ColaOutputError("a history store is not partitioned; leave 'partition_by' out")
+    if spec.path is not None and spec.format not in ("parquet", "orc", "json"):
+        raise ColaOutputError(
+            f"a history store on a path is parquet, orc or json, not {spec.format!r} (a table may be any format)"
+        )
+    return spec
 
 
 def _refuse_unknown_keys(config: Mapping[str, Any], valid: tuple[str, ...], what: str, error: type) -> None:

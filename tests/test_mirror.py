@@ -14,6 +14,7 @@ their own names:
   numbers) is measured, never a crash;
 - ``tests/cola_core/test_independence.py``: cola_core needs only pyspark and the standard library;
 - ``tests/cola_core/test_column_names.py``: every rule type on names with dots, spaces, backticks;
+- ``tests/cola_core/test_identity.py``: rule ids, derived by the checks and assigned by the parser;
 - ``tests/cola_core/test_custom_checks.py``: custom checks written as the seeds document them,
   through registry, planner and split together;
 - ``tests/test_peer_parity.py``: the same answers as the hand-written peers' checks;
@@ -78,7 +79,10 @@ def test_every_exemption_is_still_needed_and_names_tests_that_exist():
     assert sorted(name for name in named if not (TESTS / name).is_file()) == []
 
 
-CROSS_CUTTING = {"test_fuzz_rules", "test_hostile_data", "test_independence", "test_column_names", "test_custom_checks"}
+CROSS_CUTTING = {
+    "test_fuzz_rules", "test_hostile_data", "test_independence", "test_column_names", "test_custom_checks",
+    "test_identity",
+}
 
 
 def test_every_engine_test_module_mirrors_a_module_or_is_a_listed_suite():

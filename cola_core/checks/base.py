@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime as dt
 import enum
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -73,6 +76,20 @@ class RuleOptions:
     target: int | None = None
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` in one JSON spelling: a whole float as an int (1.0 and 1 measure the same),
+    dates as ISO text, tuples as lists."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item) for item in value]
+    if isinstance(value, Mapping):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    return value
+
+
 class _FrozenOnceBuilt(type):
     """Checks are values: once ``__init__`` (a subclass's included) returns, no attribute
     can be set, so nothing can change a rule after the parser validated it."""
@@ -108,6 +125,9 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
     """
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    # Parameters that judge a measurement rather than define it: left out of the rule_id, so
+    # that a tuned threshold keeps its history.
+    identity_excludes: ClassVar[frozenset[str]] = frozenset({"must_be", "warn", "baseline"})
     _capabilities_derived: ClassVar[bool] = False
     params_spec: ClassVar[Mapping[str, Param] | None] = None
     supports_where: ClassVar[bool] = True
@@ -145,6 +165,7 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         self.options = options or RuleOptions()
         self.code = code or self.render_code()
         self._inputs: Mapping[str, DataFrame] = MappingProxyType({})
+        self._rule_id: str | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_built"):
@@ -219,6 +240,33 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         """Where the rows a failing rule returns are written (a ``sql`` rule's ``output``);
         the engine writes them after the block has run."""
         return None
+
+    # -- identity ------------------------------------------------------------------------
+
+    def identity(self) -> str:
+        """The rule_id derived from what the rule measures: its type, its parameters but the
+        ``identity_excludes`` ones, and its ``where``; never its thresholds, name, code,
+        severity, dimension, tolerance or position. ``not_null:3f9a2c1b7e4d``."""
+        measured = {key: value for key, value in self.params.items() if key not in self.identity_excludes}
+        text = json.dumps(
+            {"type": self.rule_type, "params": _canonical(measured), "where": self.where},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return f"{self.rule_type}:{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+    @property
+    def rule_id(self) -> str:
+        """The id the parser gave the rule in its block (declared, or ``identity()`` with a
+        ``#2`` suffix for the second rule of the block that derives it); ``identity()``
+        for a check built by hand."""
+        return self._rule_id or self.identity()
+
+    def with_rule_id(self, rule_id: str) -> BaseCheck:
+        """A copy of the check known by ``rule_id`` (the parser's block-wide assignment)."""
+        named = copy.copy(self)
+        object.__setattr__(named, "_rule_id", rule_id)
+        return named
 
     # -- what the check reads besides the data -------------------------------------------
 
@@ -364,13 +412,18 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         it) and ``severity`` (a ``warn`` rule that fails is reported as a warn).
 
         Args:
-            rows_in_scope: rows the rule saw; the planner gives it to rules with a tolerance.
+            rows_in_scope: rows the rule saw; the planner gives it for every rule it measured
+                in the scan, and it becomes the result's ``rows_checked``.
         """
         updates: dict[str, Any] = {}
+        if result.rows_checked is None and rows_in_scope is not None:
+            updates["rows_checked"] = rows_in_scope
         if result.check_name is None and self.name is not None:
             updates["check_name"] = self.name
         if result.code is None:
             updates["code"] = self.code
+        if result.rule_id is None:
+            updates["rule_id"] = self.rule_id
         if result.dimension is None and self.dimension is not None:
             updates["dimension"] = self.dimension
         if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":

@@ -277,6 +277,8 @@ class RowCountCheck(BaseCheck):
     capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
     params_spec = {"min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD)}
+    # The bounds form's min and max judge the count, as must_be does: both forms measure the same.
+    identity_excludes = BaseCheck.identity_excludes | {"min", "max"}
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:

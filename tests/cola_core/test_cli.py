@@ -350,7 +350,7 @@ def test_table_and_query_sources_and_the_fail_exit_code(spark, tmp_path, capsys)
         "severity": "pass", "passed": True, "counts": {"pass": 1, "warn": 0, "fail": 0},
         "results": [{"rule_type": "not_null", "passed": True, "message": "not_null(amount): no NULL values",
                      "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None,
-                     "code": "not_null(amount)"}],
+                     "code": "not_null(amount)", "rule_id": "not_null:6cbda05100ec", "rows_checked": 1}],
     }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "rules.json"]  # no partial files left
     capsys.readouterr()

@@ -68,7 +68,8 @@ def test_from_dict_refuses_unknown_keys_and_lists_the_valid_ones():
         CheckResult.from_dict({"rule_type": "x", "passed": True, "failed_rows": [], "colour": "red"})
     assert str(raised.value) == (
         "unknown CheckResult keys ['colour', 'failed_rows']; valid keys are ['rule_type', 'passed', 'message', "
-        "'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples']"
+        "'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples', 'rule_id', "
+        "'rows_checked', 'baseline']"
     )
 
 

@@ -35,7 +35,7 @@ MALFORMED = [
     (
         [{"type": "not_null", "columns": ["a"], "colum": 1}],
         "rules[0] (not_null): unknown parameter 'colum' (did you mean 'columns'?); "
-        "valid parameters are code, columns, dimension, name, severity, tolerance, where",
+        "valid parameters are code, columns, dimension, id, name, severity, tolerance, where",
     ),
     ([{"type": "not_null", "columns": ["a"], "name": ""}], "rules[0] (not_null): 'name' must be a non-empty string, got ''"),
     (

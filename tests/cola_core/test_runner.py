@@ -19,11 +19,14 @@ RULES = (
 )
 RESULTS = [
     {"rule_type": "not_null", "passed": False, "message": "not_null(email): 1 NULL value (email: 1)",
-     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "not_null(email)"},
+     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "not_null(email)",
+     "rule_id": "not_null:43d1d544559c", "rows_checked": 3},
     {"rule_type": "range", "passed": False, "message": "range(amount,0,): 1 value out of range (>= 0)",
-     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "AMOUNT_NEGATIVE"},
+     "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None, "code": "AMOUNT_NEGATIVE",
+     "rule_id": "range:698a0cb41184", "rows_checked": 3},
     {"rule_type": "row_count", "passed": True, "message": "row_count = 3 is within bounds (min 1)",
-     "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None, "code": "row_count"},
+     "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None, "code": "row_count",
+     "rule_id": "row_count:51432f82cae8", "rows_checked": 3},
 ]
 
 

@@ -1,0 +1,199 @@
+"""The history store: one row per result per run, appended by ``run``, ``split_write``, the
+command line and the operators; its samples beside it; concurrent runs lose nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cola_core import Cola, ColaError, ColaOutputError
+from cola_core.history import HISTORY_COLUMNS, RunInfo, append_history, read_history
+from cola_core.job import JobSpec, job_parser
+from cola_core.specs import history_spec
+from cola_helpers import DATA, ORDERS_ARGV
+
+pytestmark = pytest.mark.spark
+
+RULES = [
+    {"type": "not_null", "columns": ["email"], "id": "emails", "dimension": "Completeness"},
+    {"type": "row_count", "must_be": "> 0"},
+    {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df"},
+]
+
+
+@pytest.fixture
+def people(spark):
+    return spark.createDataFrame([(1, None), (2, "b@x.io"), (3, None)], "id int, email string")
+
+
+def history_rows(spark, path, *columns):
+    return sorted(tuple(row) for row in spark.read.parquet(str(path)).select(*columns).collect())
+
+
+def test_a_run_appends_one_row_per_result_with_what_it_measured(spark, people, tmp_path):
+    store = tmp_path / "history"
+    at = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
+    info = RunInfo(dataset="crm.people", pipeline="nightly", dag_id="d", task_id="t", airflow_run_id="r",
+                   run_id="run-1", validated_at=at)
+    results = Cola().run(people, RULES, history=str(store), run_info=info)
+    frame = spark.read.parquet(str(store))
+    assert tuple(frame.columns) == HISTORY_COLUMNS
+    row_count_id = results[1].rule_id
+    sql_id = results[2].rule_id
+    assert sorted(tuple(row) for row in frame.drop("validated_at").collect()) == sorted([
+        ("run-1", "nightly", "crm.people", "emails", "not_null(email)", "not_null", None, "Completeness", "fail",
+         False, 2, None, None, 3, "d", "t", "r", False),
+        ("run-1", "nightly", "crm.people", row_count_id, "row_count", "row_count", None, None, "pass", True, 0,
+         3.0, None, 3, "d", "t", "r", False),
+        ("run-1", "nightly", "crm.people", sql_id, "sql", "sql", None, None, "pass", True, 0, None, None, None,
+         "d", "t", "r", False),
+    ])
+    assert {row.validated_at for row in frame.collect()} == {at.replace(tzinfo=None)}
+
+
+def test_runs_append_and_share_a_run_id_within_a_run(spark, people, tmp_path):
+    store = str(tmp_path / "history")
+    for _ in range(3):
+        Cola().run(people, RULES, history=store, dataset="crm.people")
+    frame = spark.read.parquet(store)
+    assert frame.count() == 9
+    by_run = {row.run_id: row["count"] for row in frame.groupBy("run_id").count().collect()}
+    assert sorted(by_run.values()) == [3, 3, 3]
+
+
+def test_samples_go_beside_the_store_and_never_inside_it(spark, people, tmp_path):
+    store = tmp_path / "history"
+    Cola().run(people, RULES, samples=5, history=str(store), run_info=RunInfo(dataset="p", run_id="run-1"))
+    assert spark.read.parquet(str(store)).count() == len(RULES)
+    records = spark.read.parquet(str(tmp_path / "history_failed_records"))
+    assert sorted((r.run_id, r.rule_id, r.code, json.loads(r.record)["id"]) for r in records.collect()) == [
+        ("run-1", "emails", "not_null(email)", 1), ("run-1", "emails", "not_null(email)", 3),
+    ]
+    assert sorted(os.listdir(tmp_path)) == ["history", "history_failed_records"]
+
+
+def test_split_write_appends_its_results_once_the_outputs_are_published(spark, people, tmp_path):
+    store = str(tmp_path / "history")
+    outcome = Cola().split_write(people, RULES[:2], str(tmp_path / "valid"), str(tmp_path / "invalid"),
+                                 history=store, dataset="crm.people")
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 2)
+    assert history_rows(spark, store, "rule_id", "severity", "failed_count") == sorted([
+        ("emails", "fail", 2), (outcome.results[1].rule_id, "pass", 0),
+    ])
+
+
+def test_a_table_store(spark, people):
+    spark.sql("DROP TABLE IF EXISTS cola_history_test")
+    try:
+        Cola().run(people, RULES, history={"table": "cola_history_test"}, dataset="crm.people")
+        Cola().run(people, RULES, history={"table": "cola_history_test"}, dataset="crm.people")
+        assert spark.table("cola_history_test").count() == 6
+        assert read_history(spark, {"table": "cola_history_test"}).count() == 6
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_history_test")
+
+
+def test_a_store_that_is_not_a_history_is_refused_before_anything_is_written(spark, people, tmp_path, job_counter):
+    store = tmp_path / "other"
+    spark.range(3).write.parquet(str(store))
+    before = sorted(os.listdir(store))
+    with pytest.raises(ColaOutputError) as raised:
+        Cola().split_write(people, RULES[:1], str(tmp_path / "v"), str(tmp_path / "i"), history=str(store),
+                           dataset="p")
+    assert str(raised.value) == (
+        f"{store} is not a Cola history store: it lacks {', '.join(HISTORY_COLUMNS)}; it has id, which a history "
+        "has not. Use a new path or table for the history, or one Cola wrote"
+    )
+    assert sorted(os.listdir(store)) == before
+    assert sorted(os.listdir(tmp_path)) == ["other"]
+
+
+def test_a_column_of_another_type_is_named(spark, people, tmp_path):
+    store = tmp_path / "history"
+    Cola().run(people, RULES[:1], history=str(store), dataset="p")
+    spark.read.parquet(str(store)).selectExpr(*[
+        "CAST(failed_count AS string) AS failed_count" if c == "failed_count" else c for c in HISTORY_COLUMNS
+    ]).write.parquet(str(tmp_path / "retyped"))
+    with pytest.raises(ColaOutputError, match=r"is not a Cola history store: failed_count is string, not bigint\."):
+        Cola().run(people, RULES[:1], history=str(tmp_path / "retyped"), dataset="p")
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ({"path": "/h", "mode": "overwrite"},
+         "a history store is only appended to, but its mode is 'overwrite'; leave 'mode' out or set it to \"append\""),
+        ({"path": "/h", "partition_by": ["dataset"]}, "a history store is not partitioned; leave 'partition_by' out"),
+        ({"path": "/h", "format": "csv"},
+         "a history store on a path is parquet, orc or json, not 'csv' (a table may be any format)"),
+        ({"table": "a b"}, "output 'table' must be a table name such as db.orders (or `odd name`), got 'a b'"),
+    ],
+    ids=["overwrite", "partitioned", "csv", "bad table"],
+)
+def test_malformed_stores_are_refused_in_pure_python(store, message):
+    with pytest.raises(ColaOutputError) as raised:
+        history_spec(store)
+    assert str(raised.value) == message
+
+
+def test_a_history_needs_a_dataset_and_a_dataset_needs_a_history(people, tmp_path):
+    with pytest.raises(ColaError, match=r"^a history needs 'dataset', the name of what was checked"):
+        Cola().run(people, RULES, history=str(tmp_path / "h"))
+    with pytest.raises(ColaError, match=r"^'dataset' and 'run_info' say what a history row is about; give 'history'"):
+        Cola().run(people, RULES, dataset="p")
+    assert not (tmp_path / "h").exists()
+
+
+def test_append_history_alone_writes_hand_made_results(spark, tmp_path):
+    from cola_core import CheckResult
+
+    store = str(tmp_path / "h")
+    result = CheckResult("custom", True, "fine", rule_id="my.rule")
+    append_history(spark, store, [result], RunInfo(dataset="d", run_id="r"))
+    assert history_rows(spark, store, "run_id", "rule_id", "dataset", "severity", "rows_checked") == [
+        ("r", "my.rule", "d", "pass", None),
+    ]
+
+
+# -- the command line and the job spec --------------------------------------------------------
+
+
+def test_the_job_spec_carries_the_history_through_its_command_line(tmp_path):
+    spec = JobSpec(rules=str(DATA / "rules_split.json"), source=None, history=str(tmp_path / "h"), dataset="x",
+                   dag_id="d", task_id="t", airflow_run_id="r")
+    assert spec.history.mode == "append"
+    argv = JobSpec(**{**spec.__dict__, "source": __import__("cola_core").specs.parse_source(
+        {"path": "/in", "format": "csv"})}).to_argv()
+    again = JobSpec.from_args(job_parser().parse_args(argv))
+    assert (again.history, again.dataset, again.dag_id, again.task_id, again.airflow_run_id) == (
+        spec.history, "x", "d", "t", "r",
+    )
+    assert JobSpec.from_json(again.to_json()) == again
+    with pytest.raises(ColaError, match=r"^dataset is written beside the results in a history store; give history"):
+        JobSpec(rules=(), dataset="x")
+
+
+def _cola(*args, cwd):
+    return subprocess.Popen(
+        [sys.executable, "-m", "cola_core", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_several_command_line_runs_at_once_lose_nothing(spark, tmp_path):
+    store = tmp_path / "history"
+    rules = str(DATA / "rules_split.json")
+    runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), cwd=tmp_path) for _ in range(3)]
+    outcomes = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [1, 1, 1], outcomes
+    frame = spark.read.parquet(str(store))
+    rules_count = len(json.loads((DATA / "rules_split.json").read_text()))
+    assert frame.count() == 3 * rules_count
+    assert sorted(row["count"] for row in frame.groupBy("run_id").count().collect()) == [rules_count] * 3
+    # The dataset is the source's path when no --dataset is given.
+    assert {row.dataset for row in frame.collect()} == {str(DATA / "orders.csv")}
+    assert sorted(name for name in os.listdir(tmp_path) if not name.startswith(".")) == ["history"]
