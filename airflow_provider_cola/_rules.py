@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core import Cola, ColaError
 from cola_core.rules_file import read_rules_file
-from cola_core.specs import OutputSpec, SourceSpec, parse_output, parse_source, without_file_scheme
+from cola_core.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source, without_file_scheme
 
 if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck
@@ -133,6 +133,39 @@ def checked_output(config: Mapping[str, Any] | str, what: str) -> OutputSpec:
         return parse_output(config)
     except ColaError as error:
         raise ColaConfigError(f"invalid {what}: {error}") from error
+
+
+def history_job_fields(
+    history: Mapping[str, Any] | str | None,
+    dataset: str | None,
+    context: Mapping[str, Any],
+    dataset_default: str | None,
+) -> dict[str, Any]:
+    """The ``JobSpec`` fields of the history, from the ``history`` and ``dataset`` arguments
+    both operators and the decorator take, with the task's Airflow ids.
+
+    Args:
+        dataset_default: the dataset when ``dataset`` is not given (None: the job's source names it).
+
+    Raises:
+        ColaConfigError: the store is malformed, or a dataset is given without a history.
+    """
+    if history is None:
+        if dataset is not None:
+            raise ColaConfigError("dataset names what a history row is about; give history too")
+        return {}
+    try:
+        store = history_spec(history)
+    except ColaError as error:
+        raise ColaConfigError(f"invalid history: {error}") from error
+    task = context.get("ti") or context.get("task_instance")
+    return {
+        "history": store,
+        "dataset": dataset or dataset_default,
+        "dag_id": getattr(task, "dag_id", None),
+        "task_id": getattr(task, "task_id", None),
+        "airflow_run_id": context.get("run_id"),
+    }
 
 
 def split_job_fields(

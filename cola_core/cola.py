@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.history import RunInfo, append_history, check_history_store
+from cola_core.history import RunInfo, append_history, check_history_store, read_baselines
 from cola_core.job import checked_samples
 from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
@@ -114,9 +114,7 @@ class Cola:
         checked_samples(samples)
         store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
-            checks = self._checks(rules)
-            if store is not None:
-                check_history_store(df.sparkSession, store)
+            checks = _with_history(df, self._checks(rules), store, info)
             results = self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
         if store is not None and info is not None:
             append_history(df.sparkSession, store, results, info)
@@ -167,9 +165,7 @@ class Cola:
         checked_samples(samples)
         store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
-            checks = self._checks(rules)
-            if store is not None:
-                check_history_store(df.sparkSession, store)
+            checks = _with_history(df, self._checks(rules), store, info)
             # Samples and a sql rule's own output are taken before publishing: an output may
             # overwrite the source.
             outcome = split_write(
@@ -233,3 +229,27 @@ def _history_of(
             f"got {dataset!r}"
         )
     return store, RunInfo(dataset=dataset)
+
+
+def _with_history(
+    df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None
+) -> list[BaseCheck]:
+    """The checks, each change or anomaly rule with its metric's earlier values from the
+    store (one query for the block); the store checked before any rule runs.
+
+    Raises:
+        ColaRuleError: a change or anomaly threshold with no history store to compare with.
+        ColaOutputError: the store is not a Cola history.
+    """
+    needs = {check.rule_id: check.history_runs for check in checks if check.history_runs}
+    if store is None or info is None:
+        for check in checks:
+            if check.history_runs:
+                raise check.rule_error(
+                    "its thresholds compare with earlier runs, which a history store holds: give one "
+                    "(history= and dataset=, or cola --history)"
+                )
+        return checks
+    check_history_store(df.sparkSession, store)
+    earlier = read_baselines(df.sparkSession, store, info.dataset, needs)
+    return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]

@@ -42,6 +42,7 @@ __all__ = [
     "check_history_store",
     "default_dataset",
     "failed_records_spec",
+    "read_baselines",
     "read_history",
 ]
 
@@ -233,3 +234,30 @@ def read_history(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpe
         return spark.table(spec.table)
     assert spec.path is not None
     return spark.read.format(spec.format or "parquet").options(**spec.options).load(spec.path)
+
+
+def read_baselines(
+    spark: SparkSession, store: OutputSpec, dataset: str, needs: Mapping[str, int]
+) -> dict[str, list[float]]:
+    """The earlier values of each rule's metric, newest first: for each ``rule_id`` in
+    ``needs``, its last ``needs[rule_id]`` non-excluded runs on ``dataset`` that measured a
+    number. One query for the whole block; an empty dict when the store does not exist yet."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not needs or _schema_of(spark, store) is None:
+        return {}
+    newest = Window.partitionBy("rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
+    wanted = F.col("rule_id").isin(list(needs))
+    rows = (
+        read_history(spark, store)
+        .where((F.col("dataset") == F.lit(dataset)) & wanted & ~F.col("excluded") & F.col("metric_value").isNotNull())
+        .select("rule_id", "metric_value", F.row_number().over(newest).alias("newest"))
+        .where(F.col("newest") <= max(needs.values()))
+        .collect()
+    )
+    values: dict[str, list[tuple[int, float]]] = {}
+    for row in rows:
+        if row["newest"] <= needs[row["rule_id"]]:
+            values.setdefault(row["rule_id"], []).append((row["newest"], float(row["metric_value"])))
+    return {rule_id: [value for _, value in sorted(ranked)] for rule_id, ranked in values.items()}

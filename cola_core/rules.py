@@ -14,6 +14,7 @@ from typing import Any
 from cola_core._structure import check_structure
 from cola_core.checks import METRIC_TYPES, BaseCheck, RuleOptions
 from cola_core.errors import ColaRuleError, ThresholdError
+from cola_core.judging import check_baseline
 from cola_core.params import THRESHOLD
 from cola_core.result import RULE_SEVERITIES
 from cola_core.sqlguard import check_condition
@@ -174,9 +175,15 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
             raise ColaRuleError(f"{key!r} must be {param.kind.describe}{hint}, got {value!r}")
         if param.kind is THRESHOLD:
             try:
-                threshold_of(value)
+                threshold = threshold_of(value)
             except ThresholdError as error:
                 raise ColaRuleError(f"{key!r} is not a valid threshold: {error}") from error
+            if threshold.compares_with_history and key not in ("must_be", "warn"):
+                raise ColaRuleError(
+                    f"{key!r} ({value}) compares with earlier runs; only 'must_be' and 'warn' of a metric rule can"
+                )
+    if "must_be" in spec:
+        check_baseline(params)
 
 
 def _options_for(cls: type[BaseCheck]) -> list[str]:
@@ -216,6 +223,11 @@ def _check_options(cls: type[BaseCheck], rule: Mapping[str, Any]) -> None:
             threshold = threshold_of(value)
         except ThresholdError as error:
             raise ColaRuleError(f"'tolerance' is not a valid threshold: {error}") from error
+        if threshold.compares_with_history:
+            raise ColaRuleError(
+                f"'tolerance' ({value}) compares with earlier runs, but a tolerance is a share of this run's rows; "
+                "a change threshold belongs in 'must_be' or 'warn' of a metric rule"
+            )
         if threshold.is_duration:
             raise ColaRuleError(f"'tolerance' ({value}) is a share of rows, such as '< 1%', not a duration")
 

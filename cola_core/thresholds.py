@@ -8,6 +8,12 @@ value objects that compare on one normalised key. Examples of the language::
     between 10 and 20      not between 1 and 2    (both ends inclusive)
     < 5%       (the percent sign is cosmetic: the number is 5)
     < 1d       <= 2h       > 30m      (durations, converted to seconds: s m h d w)
+
+and, for a metric compared with its history (``must_be`` and ``warn`` only)::
+
+    change between -10% and 10%    the relative change from the baseline, in percent, signed
+    change < 500                   the absolute change (value - baseline), signed
+    anomaly < 3                    the robust z-score against the recent runs
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ _TOKEN_TABLE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("NOT", re.compile(r"not\b", re.IGNORECASE)),
     ("BETWEEN", re.compile(r"between\b", re.IGNORECASE)),
     ("AND", re.compile(r"and\b", re.IGNORECASE)),
+    ("CHANGE", re.compile(r"change\b", re.IGNORECASE)),
+    ("ANOMALY", re.compile(r"anomaly\b", re.IGNORECASE)),
     # ASCII digits only: Decimal would also read other scripts' digits, which no one means here.
     ("NUMBER", re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:%|[smhdw]\b)?", re.IGNORECASE)),
 )
@@ -111,13 +119,28 @@ class Threshold:
     Attributes:
         operator: one of ``> >= < <= = != between``, or ``not between``.
         bounds: one quantity for a comparison, two for a range.
+        kind: ``value`` (the measured value is judged), ``change`` (its change from the
+            baseline: relative, in percent, when the bounds carry ``%``) or ``anomaly`` (its
+            robust z-score against the recent runs).
     """
 
     operator: str
     bounds: tuple[Quantity, ...]
+    kind: str = "value"
+
+    @property
+    def compares_with_history(self) -> bool:
+        """Whether judging needs earlier runs (a change or an anomaly threshold)."""
+        return self.kind != "value"
+
+    @property
+    def is_relative(self) -> bool:
+        """A change in percent of the baseline (``change between -10% and 10%``)."""
+        return self.kind == "change" and any(bound.suffix == "%" for bound in self.bounds)
 
     def accepts(self, value: float) -> bool:
-        """Whether a measured value meets the threshold."""
+        """Whether a measured value meets the threshold: the value itself, or for a change
+        or anomaly threshold, the change or the score the caller computed from it."""
         if self.operator in ("between", "not between"):
             low, high = (bound.value for bound in self.bounds)
             inside = low <= value <= high
@@ -137,7 +160,7 @@ class Threshold:
         return any(bound.is_duration for bound in self.bounds)
 
     def _key(self) -> tuple[object, ...]:
-        return (self.operator, tuple(bound.value for bound in self.bounds))
+        return (self.kind, self.is_relative, self.operator, tuple(bound.value for bound in self.bounds))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Threshold) and self._key() == other._key()
@@ -146,9 +169,10 @@ class Threshold:
         return hash(self._key())
 
     def __str__(self) -> str:
+        prefix = "" if self.kind == "value" else f"{self.kind} "
         if len(self.bounds) == 2:
-            return f"{self.operator} {self.bounds[0]} and {self.bounds[1]}"
-        return f"{self.operator} {self.bounds[0]}"
+            return f"{prefix}{self.operator} {self.bounds[0]} and {self.bounds[1]}"
+        return f"{prefix}{self.operator} {self.bounds[0]}"
 
     def __repr__(self) -> str:
         return f"<Threshold({str(self)!r})>"
@@ -205,7 +229,33 @@ class _Parser:
         return ThresholdError(self.text, token.offset, problem)
 
     def threshold(self) -> Threshold:
-        """threshold := OP quantity | [NOT] BETWEEN quantity AND quantity | quantity"""
+        """threshold := CHANGE plain | ANOMALY ('<' | '<=') quantity | plain"""
+        token = self.current
+        if token.kind == "CHANGE":
+            self._take()
+            if self.current.kind == "END":
+                raise self._fail("expected a comparison after 'change', such as 'change < 10%'")
+            plain = self.plain()
+            percents = {bound.suffix == "%" for bound in plain.bounds}
+            if len(percents) > 1:
+                raise self._fail("write both bounds of a change in % (relative) or neither (absolute)", token)
+            if any(bound.is_duration for bound in plain.bounds) and True in percents:
+                raise self._fail("a relative change is in %, not a duration", token)
+            return Threshold(plain.operator, plain.bounds, "change")
+        if token.kind == "ANOMALY":
+            self._take()
+            operator = self.current
+            if operator.kind != "OP" or operator.text not in ("<", "<="):
+                raise self._fail("an anomaly threshold bounds the score from above, such as 'anomaly < 3'")
+            self._take()
+            bound = self.quantity()
+            if bound.suffix:
+                raise self._fail(f"an anomaly score is a plain number, not {bound}", operator)
+            return Threshold(operator.text, (bound,), "anomaly")
+        return self.plain()
+
+    def plain(self) -> Threshold:
+        """plain := OP quantity | [NOT] BETWEEN quantity AND quantity | quantity"""
         token = self.current
         if token.kind == "OP":
             self._take()

@@ -26,7 +26,7 @@ from airflow_provider_cola._outcome import (
     checked_switch,
     settle,
 )
-from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules, split_job_fields
+from airflow_provider_cola._rules import RuleBlock, dag_folder, history_job_fields, load_rules, split_job_fields
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core.errors import ColaError
@@ -49,6 +49,7 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
     custom_operator_name = "@task.cola_check"
     template_fields: Sequence[str] = (
         "templates_dict", "op_args", "op_kwargs", "rules", "conf", "valid_output", "invalid_output", "annotate",
+        "history", "dataset",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "templates_dict": "json", "op_args": "py", "op_kwargs": "py", "rules": "json", "conf": "json",
@@ -72,6 +73,8 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         annotate: str | None = None,
         quarantine_key: list[str] | None = None,
         annotate_valid: bool = False,
+        history: dict[str, Any] | str | None = None,
+        dataset: str | None = None,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -89,6 +92,8 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         self.annotate = annotate
         self.quarantine_key = quarantine_key
         self.annotate_valid = checked_switch(annotate_valid, "annotate_valid")
+        self.history = history
+        self.dataset = dataset
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
@@ -127,7 +132,9 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             base_dir=dag_folder(context.get("dag") or self.get_dag()),
             allow_external_access=self.allow_external_access,
         )
-        self._job = self._job_spec(self._block, self._job_outputs())
+        # The function's DataFrame has no source to name it by: the task does.
+        history = history_job_fields(self.history, self.dataset, context, f"{self.dag_id}.{self.task_id}")
+        self._job = self._job_spec(self._block, {**self._job_outputs(), **history})
         summary = super().execute(context)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -158,14 +165,15 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
 
         Args:
             block: the rules, validated (``load_rules``).
-            outputs: the split's outputs, validated (:meth:`_job_outputs`); empty for a check.
+            outputs: the split's outputs, validated (:meth:`_job_outputs`), and the history
+                fields; the command is a split when there are outputs.
 
         Raises:
             ColaConfigError: the engine refuses the job as specified.
         """
         try:
             return JobSpec(
-                command="split" if outputs else "check",
+                command="split" if "valid_output" in outputs else "check",
                 rules=tuple(block.rules),
                 samples=self.samples,
                 allow_external_access=self.allow_external_access,
@@ -300,6 +308,8 @@ def cola_check(
     annotate: str | None = None,
     quarantine_key: list[str] | None = None,
     annotate_valid: bool = False,
+    history: dict[str, Any] | str | None = None,
+    dataset: str | None = None,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -338,6 +348,9 @@ def cola_check(
             sharing a key with a rejected row is rejected too.
         annotate_valid: for a split with ``annotate``, write its column (NULL) to the valid
             rows too, which spares a copy of them.
+        history: a history store, as for ``ColaCheckOperator``. (templated)
+        dataset: with ``history``, what was checked; ``<dag_id>.<task_id>`` by default, since
+            the function's DataFrame has no source to name it by. (templated)
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
@@ -367,5 +380,7 @@ def cola_check(
         annotate=annotate,
         quarantine_key=quarantine_key,
         annotate_valid=annotate_valid,
+        history=history,
+        dataset=dataset,
         **kwargs,
     )

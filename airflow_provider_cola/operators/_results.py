@@ -2,8 +2,8 @@
 
 A results file that is missing, empty, not UTF-8, not strict JSON (a duplicate key
 included), or not exactly what ``cola_core.report.summarise`` produces for the validated
-block (one result per expanded rule, in order, each with that rule's ``rule_type``, ``code``
-and name, every key of its type, counts that add up) is never read as a pass: it raises
+block (one result per expanded rule, in order, each with that rule's ``rule_type``, ``code``,
+``rule_id`` and name, every key of its type, counts that add up) is never read as a pass: it raises
 :class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log. A file
 that records a refused run (``cola_core.report.refusal_results``) raises
 :class:`~airflow_provider_cola.errors.ColaJobRefused`, which is not retried.
@@ -188,6 +188,8 @@ def _checked_result(item: Any, index: int) -> CheckResult:
     if item["severity"] not in SEVERITIES:
         raise ValueError(f"{where}.severity must be one of {', '.join(SEVERITIES)}, got {item['severity']!r}")
     _count(item["failed_count"], f"{where}.failed_count")
+    if "rows_checked" in item:
+        _count(item["rows_checked"], f"{where}.rows_checked")
     if item["passed"] != (item["severity"] != "fail"):
         raise ValueError(f"{where}.passed is {item['passed']} for severity {item['severity']!r}")
     if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
@@ -196,8 +198,8 @@ def _checked_result(item: Any, index: int) -> CheckResult:
 
 
 def _matches_rule(item: dict[str, Any], check: Any, index: int) -> None:
-    """Result ``index`` is the one the block's rule at that place gives (type, code, name)."""
-    expected = {"rule_type": check.rule_type, "code": check.code}
+    """Result ``index`` is the one the block's rule at that place gives (type, code, id, name)."""
+    expected = {"rule_type": check.rule_type, "code": check.code, "rule_id": check.rule_id}
     if check.name is not None:
         expected["check_name"] = check.name
     for key, value in expected.items():
@@ -246,8 +248,12 @@ _RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "code": ((str, _NONE), "a string or null"),
     "dimension": ((str,), "a string"),
     "samples": ((list,), "a list"),
+    "rule_id": ((str,), "a string"),
+    "rows_checked": ((int,), "a whole number"),
+    "baseline": ((int, float), "a number"),
 }
-_OPTIONAL_RESULT_KEYS = ("dimension", "samples")
+# The engine always writes a rule_id; rows_checked only for a rule measured in the scan.
+_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline")
 
 
 def _short(error: BaseException) -> str:

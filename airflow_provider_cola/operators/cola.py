@@ -30,6 +30,7 @@ from airflow_provider_cola._rules import (
     checked_output,
     checked_source,
     dag_folder,
+    history_job_fields,
     load_rules,
     split_job_fields,
 )
@@ -93,6 +94,11 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             path. (templated)
         pipeline: the pipeline name written in the report; ``<dag_id>.<task_id>`` by default.
             (templated)
+        history: a history store, an output config or a plain path (a parquet folder): one
+            row per result is appended to it on every run, with the task's DAG, task and run
+            ids. (templated)
+        dataset: with ``history``, what was checked; the source's path, table or query hash
+            by default. (templated)
         samples: keep up to this many offending rows of each failed row rule in the results
             (one extra Spark job); the failure message shows them. 0 (default) keeps none.
         allow_external_access: let SQL text in the rules call JVM functions (``reflect``...)
@@ -116,6 +122,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         "source",
         "report",
         "pipeline",
+        "history",
+        "dataset",
         "results_uri",
         *_SUBMIT_TEMPLATE_FIELDS,
     )
@@ -136,6 +144,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         branch: Mapping[Severity, str | list[str]] | None = None,
         report: dict[str, Any] | str | None = None,
         pipeline: str | None = None,
+        history: dict[str, Any] | str | None = None,
+        dataset: str | None = None,
         results_uri: str | None = None,
         samples: int = 0,
         allow_external_access: bool = False,
@@ -175,6 +185,8 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
         self.branch = checked_branch(branch)
         self.report = report
         self.pipeline = pipeline
+        self.history = history
+        self.dataset = dataset
         self.results_uri = results_uri
         self.samples = checked_samples(samples)
         self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
@@ -232,7 +244,7 @@ class ColaCheckOperator(BaseOperator, BranchMixIn):
             allow_external_access=self.allow_external_access,
         )
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
-        outputs = self._job_outputs()
+        outputs = {**self._job_outputs(), **history_job_fields(self.history, self.dataset, context, None)}
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and not self.results_uri:
             raise ColaConfigError(

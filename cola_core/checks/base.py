@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from cola_core._columns import is_true, scope_column, shared
 from cola_core._format import format_number, render_code
 from cola_core.errors import ColaError, ColaRuleError
+from cola_core.judging import history_runs
 from cola_core.params import Param
 from cola_core.result import CheckResult, RuleSeverity
 from cola_core.thresholds import threshold_of
@@ -166,6 +167,7 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         self.code = code or self.render_code()
         self._inputs: Mapping[str, DataFrame] = MappingProxyType({})
         self._rule_id: str | None = None
+        self._history: tuple[float, ...] | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_built"):
@@ -267,6 +269,28 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         named = copy.copy(self)
         object.__setattr__(named, "_rule_id", rule_id)
         return named
+
+    # -- earlier runs ----------------------------------------------------------------------
+
+    @property
+    def history_runs(self) -> int:
+        """How many earlier values of its metric the rule's change or anomaly thresholds need
+        (0 for a rule that judges its value alone)."""
+        if self.params_spec is not None and "must_be" not in self.params_spec:
+            return 0
+        return history_runs(self.params) if "must_be" in self.params else 0
+
+    @property
+    def history_values(self) -> tuple[float, ...] | None:
+        """The metric's earlier values, newest first, as the history store holds them for
+        this rule and dataset; None when no store was read."""
+        return self._history
+
+    def with_history(self, values: Sequence[float]) -> BaseCheck:
+        """A copy of the check that judges against ``values`` (newest first)."""
+        judged = copy.copy(self)
+        object.__setattr__(judged, "_history", tuple(values))
+        return judged
 
     # -- what the check reads besides the data -------------------------------------------
 

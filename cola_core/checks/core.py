@@ -21,7 +21,7 @@ from cola_core.checks.validity import (
 )
 from cola_core.errors import ColaRuleError
 from cola_core.judging import judge_metric
-from cola_core.params import BOOL, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
+from cola_core.params import BOOL, MAPPING, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
 from cola_core.result import CheckResult
 
 if TYPE_CHECKING:
@@ -276,7 +276,10 @@ class RowCountCheck(BaseCheck):
 
     capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
-    params_spec = {"min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD)}
+    params_spec = {
+        "min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD),
+        "baseline": Param(MAPPING),
+    }
     # The bounds form's min and max judge the count, as must_be does: both forms measure the same.
     identity_excludes = BaseCheck.identity_excludes | {"min", "max"}
 

@@ -25,7 +25,7 @@ from cola_core.checks.validity import (
 )
 from cola_core.errors import ColaRuleError
 from cola_core.judging import judge_metric
-from cola_core.params import STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.result import CheckResult
 from cola_core.thresholds import threshold_of
 
@@ -40,7 +40,7 @@ __all__ = [
     "MissingMetricCheck",
 ]
 
-_JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD)}
+_JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD), "baseline": Param(MAPPING)}
 
 
 def _percent(part: int, whole: int) -> float:

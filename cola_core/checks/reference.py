@@ -274,6 +274,7 @@ class ReconcileCheck(_ReferenceCheck):
         "difference": Param(STRING),
         "must_be": Param(THRESHOLD, required=True),
         "warn": Param(THRESHOLD),
+        "baseline": Param(MAPPING),
     }
 
     @classmethod

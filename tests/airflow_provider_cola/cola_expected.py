@@ -4,6 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from cola_core import Cola
+from cola_core.rules_file import read_rules_file
+from cola_testenv import EXAMPLES
+
+# Rules that read no rows of the scan: their results have no rows_checked.
+_UNSCANNED = ("sql", "schema")
+
+
+def ids_of(rules: Any) -> list[str]:
+    """The rule_id of each rule of a block (a rules file, or rule dicts), in order."""
+    block = read_rules_file(str(rules)) if not isinstance(rules, list) else rules
+    # Trusted only to be parsed here: an id does not depend on what the SQL may reach.
+    return [check.rule_id for check in Cola(allow_external_access=True).parse(block)]
+
+
+def identified(results: list[dict[str, Any]], ids: list[str], rows: int | None) -> list[dict[str, Any]]:
+    """``results`` with each one's rule_id, and the rows the scan saw for the scanned rules."""
+    assert len(ids) == len(results)
+    return [
+        {**item, "rule_id": rule_id, **({} if rows is None or item["rule_type"] in _UNSCANNED else {"rows_checked": rows})}
+        for item, rule_id in zip(results, ids, strict=True)
+    ]
+
 
 def result(
     rule_type: str,
@@ -27,10 +50,31 @@ def result(
     }
 
 
-def summary(*results: dict[str, Any], **split_counts: int) -> dict[str, Any]:
+def summary(
+    *results: dict[str, Any], ids: list[str] | None = None, rows: int | None = None, **split_counts: int
+) -> dict[str, Any]:
+    """The XCom of ``results``; with ``ids``, each result gets its rule_id (and ``rows``
+    checked, for the rules measured in the scan)."""
+    listed = identified(list(results), ids, rows) if ids is not None else list(results)
     counts = {severity: sum(r["severity"] == severity for r in results) for severity in ("pass", "warn", "fail")}
     worst = "fail" if counts["fail"] else "warn" if counts["warn"] else "pass"
-    return {"severity": worst, "passed": not counts["fail"], "counts": counts, "results": list(results), **split_counts}
+    return {"severity": worst, "passed": not counts["fail"], "counts": counts, "results": listed, **split_counts}
+
+
+ORDERS_IDS = ids_of(EXAMPLES / "rules" / "orders.yaml")
+# The rules of the split example (dags_examples/cola_split_quarantine.py, and its copy in the
+# decorator's test DAG), and of the decorator example (dags_examples/cola_decorator.py).
+SPLIT_IDS = ids_of([
+    {"type": "not_null", "columns": ["order_id"]},
+    {"type": "unique", "columns": ["order_id"]},
+    {"type": "range", "column": "amount", "min": 0, "code": "NEGATIVE_AMOUNT"},
+    {"type": "regex", "column": "country", "pattern": "^[A-Z]{2}$", "code": "BAD_COUNTRY"},
+])
+DECORATOR_IDS = ids_of([
+    {"type": "not_null", "columns": ["order_id", "email"], "name": "keys present"},
+    {"type": "unique", "columns": ["order_id"]},
+    {"type": "avg", "column": "amount", "must_be": "between 10 and 500"},
+])
 
 
 # dags_examples/rules/orders.yaml over the three sample days.
@@ -41,6 +85,7 @@ ORDERS_PASS_SUMMARY = summary(
     result("range", "pass", "range(amount,0,): all values in range (>= 0)", "NEGATIVE_AMOUNT"),
     result("missing_percent", "pass", "missing_percent(email) = 0 meets must_be (< 20%)", "missing_percent(email)",
            metric_value=0.0),
+    ids=ORDERS_IDS, rows=6,
 )
 ORDERS_WARN_SUMMARY = summary(
     result("row_count", "pass", "row_count = 8 is within bounds (min 1)", "row_count"),
@@ -49,6 +94,7 @@ ORDERS_WARN_SUMMARY = summary(
     result("range", "pass", "range(amount,0,): all values in range (>= 0)", "NEGATIVE_AMOUNT"),
     result("missing_percent", "warn", "missing_percent(email) = 12.5 violates warn (= 0)", "missing_percent(email)",
            metric_value=12.5),
+    ids=ORDERS_IDS, rows=8,
 )
 ORDERS_FAIL_SUMMARY = summary(
     result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count"),
@@ -59,6 +105,7 @@ ORDERS_FAIL_SUMMARY = summary(
     result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
     result("missing_percent", "pass", "missing_percent(email) = 0 meets must_be (< 20%)", "missing_percent(email)",
            metric_value=0.0),
+    ids=ORDERS_IDS, rows=6,
 )
 ORDERS_FAILED_CHECKS = (
     "3 of 5 Cola checks failed:\n"

@@ -89,7 +89,7 @@ if mode == "refused":
 if mode == "inconsistent":
     result = {{"rule_type": "row_count", "passed": False, "message": "row_count = 0 is below min 1",
               "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None,
-              "code": "row_count"}}
+              "code": "row_count", "rule_id": "row_count:51432f82cae8", "rows_checked": 0}}
     with open(results, "w") as handle:
         handle.write(
             '{{"severity": "pass", "passed": true, "counts": {{"pass": 1, "warn": 0, "fail": 0}}, "results": ['

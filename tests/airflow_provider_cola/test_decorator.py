@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cola_expected import result, summary
+from cola_expected import DECORATOR_IDS, SPLIT_IDS, ids_of, result, summary
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -16,6 +16,7 @@ UNIQUE_FAILS = summary(
     result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
            failed_count=1),
     result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count"),
+    ids=ids_of([{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]), rows=6,
 )
 
 
@@ -29,6 +30,7 @@ def test_example_passes_and_publishes(run_dag):
         result("unique", "pass", "unique(order_id): all 6 rows are unique", "unique(order_id)"),
         result("avg", "pass", "avg(amount) = 243.7483 meets must_be (between 10 and 500)", "avg(amount)",
                metric_value=243.74833333333333),
+        ids=DECORATOR_IDS, rows=6,
     )
     assert "publishing: {'pass': 3, 'warn': 0, 'fail': 0}" in outcome.log
 
@@ -46,6 +48,7 @@ def test_example_fails_on_bad_data_after_pushing_xcom(run_dag):
                failed_count=1),
         result("avg", "pass", "avg(amount) = 70.0833 meets must_be (between 10 and 500)", "avg(amount)",
                metric_value=70.08333333333333),
+        ids=DECORATOR_IDS, rows=6,
     )
     assert (
         "airflow_provider_cola.errors.ColaChecksFailed: 2 of 3 Cola checks failed:\n"
@@ -92,6 +95,8 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
     # refused before any Spark session starts, naming the switch, and not retried.
     assert outcome.xcom["trusted"] == summary(
         result("sql", "pass", "sql: no failed rows", "REFLECT"),
+        ids=ids_of([{"type": "sql", "code": "REFLECT", "failed_rows": "SELECT * FROM _validation_df WHERE "
+                     "reflect('java.lang.String', 'valueOf', order_id) <> CAST(order_id AS STRING)"}]),
     )
     assert outcome.tries["untrusted"] == 1 and "untrusted" not in outcome.xcom
     assert (
@@ -166,6 +171,7 @@ def test_split_writes_the_valid_rows_and_a_quarantine_with_codes(run_dag, tmp_pa
         result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
         result("regex", "fail", "regex(country,^[A-Z]{2}$): 1 value does not match (NULL counts as not matching)",
                "BAD_COUNTRY", failed_count=1),
+        ids=SPLIT_IDS, rows=6,
         valid_count=1,
         invalid_count=5,
     )
@@ -199,6 +205,7 @@ def test_split_with_parquet_paths_and_a_quarantine_key(run_dag, tmp_path):
     assert outcome.states["split_lines"] == "success"
     assert outcome.xcom["split_lines"] == summary(
         result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
+        ids=ids_of([{"type": "range", "column": "amount", "min": 0, "code": "NEGATIVE_AMOUNT"}]), rows=4,
         valid_count=2,
         invalid_count=2,
     )

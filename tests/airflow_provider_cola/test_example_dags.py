@@ -13,6 +13,7 @@ from cola_expected import (
     ORDERS_FAILED_CHECKS,
     ORDERS_PASS_SUMMARY,
     ORDERS_WARN_SUMMARY,
+    SPLIT_IDS,
     result,
     summary,
 )
@@ -62,6 +63,7 @@ def test_split_writes_valid_rows_and_a_quarantine_with_codes(run_dag, spark, tmp
         result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
         result("regex", "fail", "regex(country,^[A-Z]{2}$): 1 value does not match (NULL counts as not matching)",
                "BAD_COUNTRY", failed_count=1),
+        ids=SPLIT_IDS, rows=6,
         valid_count=1,
         invalid_count=5,
     )

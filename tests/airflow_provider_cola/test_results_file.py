@@ -22,7 +22,8 @@ from cola_testenv import EXAMPLES
 pytestmark = pytest.mark.airflow
 
 TAIL = "26/01/01 ERROR Something: the end of the log"
-ROW_COUNT = result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count")
+ROW_COUNT = {**result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count"),
+             "rule_id": "row_count:51432f82cae8", "rows_checked": 3}
 FIRST = ORDERS_PASS_SUMMARY["results"][0]
 # The checks the worker validated: what each result must be the result of, in order.
 ORDERS_CHECKS = load_rules(EXAMPLES / "rules" / "orders.yaml").checks
@@ -125,7 +126,8 @@ def test_a_corrupt_results_file_is_never_a_pass(tmp_path, content, problem):
     assert not Path(results.target).exists()
 
 
-NOT_NULL = result("not_null", "pass", "not_null(order_id): no NULL values", "not_null(order_id)")
+NOT_NULL = {**result("not_null", "pass", "not_null(order_id): no NULL values", "not_null(order_id)"),
+            "rule_id": "not_null:25e1c5105f3d", "rows_checked": 3}
 
 
 @pytest.mark.parametrize(
@@ -142,6 +144,12 @@ NOT_NULL = result("not_null", "pass", "not_null(order_id): no NULL values", "not
          "results[0].check_name is None, but the block's rule 1 gives 'ids'"),
         ({"type": "not_null", "columns": ["order_id"], "name": "ids"}, {**NOT_NULL, "check_name": "emails"},
          "results[0].check_name is 'emails', but the block's rule 1 gives 'ids'"),
+        ({"type": "not_null", "columns": ["order_id"], "id": "ids"}, NOT_NULL,
+         "results[0].rule_id is 'not_null:25e1c5105f3d', but the block's rule 1 gives 'ids'"),
+        ({"type": "not_null", "columns": ["order_id"]}, {**NOT_NULL, "rule_id": None},
+         "results[0].rule_id must be a string, got null"),
+        ({"type": "not_null", "columns": ["order_id"]}, {**NOT_NULL, "rows_checked": -1},
+         "results[0].rows_checked must be a whole number >= 0, got -1"),
     ],
 )
 def test_each_result_must_be_of_the_validated_rule_at_its_place(tmp_path, rule, found, problem):
