@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
+from cola_core.history_cli import add_history_commands, run_history_command
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
 from cola_core.report import refusal_results, render_table, results_text
 from cola_core.runner import load_job, run_job
@@ -41,8 +42,13 @@ EXIT_INTERNAL = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``cola`` command (its flags are :class:`JobSpec`'s fields)."""
-    return job_parser()
+    """The argument parser of the ``cola`` command: ``check`` and ``split`` (whose flags are
+    :class:`JobSpec`'s fields), and ``history``."""
+    parser = job_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands.metavar = "{check,split,history}"
+    add_history_commands(commands)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.command == "history":
+            return _run_history(args)
         if args.format is not None and args.input is None:
             parser.error("--format only applies with --input")
         if args.option and args.input is None:
@@ -68,6 +76,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _refuse(args, f"Spark refused a query: {analysis}")
         traceback.print_exc()
         return EXIT_INTERNAL
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    try:
+        spark, started_here = spark_session(args.master, ())
+        try:
+            print(run_history_command(args, spark), flush=True)
+        finally:
+            if started_here:
+                spark.stop()
+    except ColaError as error:
+        _say_error(str(error))
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 def _refuse(args: argparse.Namespace, message: str) -> int:

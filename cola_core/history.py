@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
-from cola_core.errors import ColaError, ColaOutputError
-from cola_core.publish import FileSystem, Publication, publish_folder
+from cola_core.errors import ColaError, ColaOutputError, ThresholdError
+from cola_core.publish import FileSystem, Publication, publish_folder, publish_table_swap, sibling_table
 from cola_core.result import CheckResult
 from cola_core.specs import OutputSpec, SourceSpec, history_spec
 from cola_core.storage import write_output
+from cola_core.thresholds import DURATION_SECONDS, parse_threshold
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -40,10 +41,16 @@ __all__ = [
     "RunInfo",
     "append_history",
     "check_history_store",
+    "daily_summary",
     "default_dataset",
+    "dimension_summary",
+    "exclude_run",
     "failed_records_spec",
+    "prune_history",
     "read_baselines",
     "read_history",
+    "rule_trend",
+    "top_offenders",
 ]
 
 HISTORY_COLUMNS = (
@@ -261,3 +268,190 @@ def read_baselines(
         if row["newest"] <= needs[row["rule_id"]]:
             values.setdefault(row["rule_id"], []).append((row["newest"], float(row["metric_value"])))
     return {rule_id: [value for _, value in sorted(ranked)] for rule_id, ranked in values.items()}
+
+
+# -- excluding a run, and retention: the only rewrites of a store ------------------------------
+
+
+def exclude_run(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, run_id: str) -> int:
+    """Mark every row of ``run_id`` excluded, so that baselines skip it (the data was fixed
+    after a bad load). Returns the rows marked.
+
+    Raises:
+        ColaError: the store holds no such run.
+    """
+    from pyspark.sql import functions as F
+
+    spec = history_spec(store)
+    rows = read_history(spark, spec)
+    marked = rows.where(F.col("run_id") == F.lit(run_id)).count()
+    if not marked:
+        raise ColaError(f"the history store {spec.target} holds no run {run_id!r}")
+    flagged = rows.withColumn("excluded", F.col("excluded") | (F.col("run_id") == F.lit(run_id)))
+    _rewrite(spark, spec, flagged.select(*HISTORY_COLUMNS))
+    return marked
+
+
+def prune_history(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, older_than: str) -> int:
+    """Delete the rows (and the failed records) validated more than ``older_than`` ago, a
+    duration in the threshold language's units (``90d``, ``12h``, ``3600s``). Returns the
+    history rows deleted.
+
+    Raises:
+        ColaError: ``older_than`` is not a duration.
+    """
+    from pyspark.sql import functions as F
+
+    seconds = _duration_seconds(older_than)
+    spec = history_spec(store)
+    cutoff = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)
+    recent = F.col("validated_at") >= F.lit(cutoff)
+    deleted = 0
+    for target, schema in ((spec, HISTORY_SCHEMA), (failed_records_spec(spec), FAILED_RECORDS_SCHEMA)):
+        check_history_store(spark, target, schema)
+        if _schema_of(spark, target) is None:
+            continue
+        rows = spark.table(target.table) if target.table is not None else spark.read.format(
+            target.format or "parquet").load(target.path)
+        old = rows.where(~recent).count()
+        if target is spec:
+            deleted = old
+        if old:
+            _rewrite(spark, target, rows.where(recent))
+    return deleted
+
+
+def _duration_seconds(text: str) -> float:
+    try:
+        threshold = parse_threshold(f"< {text}")
+    except (ThresholdError, TypeError) as error:
+        raise ColaError(f"--older-than must be a duration such as 90d, 12h or 3600s, got {text!r}") from error
+    bound = threshold.bounds[0]
+    if bound.suffix not in DURATION_SECONDS or bound.value <= 0:
+        raise ColaError(f"--older-than must be a duration such as 90d, 12h or 3600s, got {text!r}")
+    return bound.value
+
+
+def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
+    """Replace the store's rows with ``rows``: written beside it first, then swapped in.
+    Run it when no job appends to the store: an append meanwhile would be lost."""
+    publication = Publication()
+    if spec.table is not None:
+        staged = sibling_table(spec.table, "_cola_staging")
+        try:
+            rows.coalesce(1).write.format(spec.format or "parquet").saveAsTable(staged)
+            publish_table_swap(publication, spark, staged, spec.table)
+            publication.commit()
+        except Exception:
+            publication.rollback()
+            spark.sql(f"DROP TABLE IF EXISTS {staged}")
+            raise
+        return
+    assert spec.path is not None
+    fs = FileSystem(spark)
+    staging = fs.sibling(spec.path, "_cola_staging")
+    try:
+        write_output(rows.coalesce(1), dataclasses.replace(spec, path=staging, mode="errorifexists"))
+        publish_folder(publication, fs, staging, spec.path, "overwrite")
+        publication.commit()
+    except Exception:
+        publication.rollback()
+        raise
+    finally:
+        if fs.exists(staging):
+            fs.delete(staging)
+
+
+# -- monitoring: seed 004's summaries over the store ---------------------------------------------
+
+
+def _recent(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str | None,
+            days: int | None) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    rows = read_history(spark, store).withColumn("run_date", F.to_date("validated_at"))
+    if dataset is not None:
+        rows = rows.where(F.col("dataset") == F.lit(dataset))
+    if days is not None:
+        rows = rows.where(F.col("run_date") > F.date_sub(F.current_date(), days))
+    return rows
+
+
+def _outcomes() -> list[Any]:
+    from pyspark.sql import functions as F
+
+    return [
+        F.count(F.lit(1)).alias("results"),
+        F.count(F.when(F.col("severity") == "pass", 1)).alias("passed"),
+        F.count(F.when(F.col("severity") == "warn", 1)).alias("warned"),
+        F.count(F.when(F.col("severity") == "fail", 1)).alias("failed"),
+        F.round(100.0 * F.count(F.when(F.col("passed"), 1)) / F.count(F.lit(1)), 2).alias("pass_rate"),
+    ]
+
+
+def daily_summary(
+    spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, dataset: str | None = None,
+    days: int | None = None,
+) -> DataFrame:
+    """Per day and dataset: the runs, the results, how many passed, warned and failed, and the
+    pass rate in percent (a warn passes). Newest day first."""
+    from pyspark.sql import functions as F
+
+    return (
+        _recent(spark, history, dataset, days)
+        .groupBy("run_date", "dataset")
+        .agg(F.count_distinct("run_id").alias("runs"), *_outcomes())
+        .orderBy(F.col("run_date").desc(), "dataset")
+    )
+
+
+def dimension_summary(
+    spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, dataset: str | None = None,
+    days: int | None = None,
+) -> DataFrame:
+    """Per day, dataset and dimension (NULL for rules without one): results and outcomes."""
+    from pyspark.sql import functions as F
+
+    return (
+        _recent(spark, history, dataset, days)
+        .groupBy("run_date", "dataset", "dimension")
+        .agg(*_outcomes())
+        .orderBy(F.col("run_date").desc(), "dataset", F.col("dimension").asc_nulls_last())
+    )
+
+
+def rule_trend(
+    spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, rule_id: str | None = None,
+    dataset: str | None = None, days: int | None = 30,
+) -> DataFrame:
+    """Per rule and day: its runs, outcomes, and the average and last metric value. Oldest
+    day first, as a trend reads."""
+    from pyspark.sql import functions as F
+
+    rows = _recent(spark, history, dataset, days)
+    if rule_id is not None:
+        rows = rows.where(F.col("rule_id") == F.lit(rule_id))
+    return (
+        rows.groupBy("dataset", "rule_id", "run_date")
+        .agg(
+            F.first("code").alias("code"), *_outcomes(),
+            F.avg("metric_value").alias("avg_metric"), F.max_by("metric_value", "validated_at").alias("last_metric"),
+        )
+        .orderBy("dataset", "rule_id", "run_date")
+    )
+
+
+def top_offenders(
+    spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, top_n: int = 10, dataset: str | None = None,
+    days: int | None = None,
+) -> DataFrame:
+    """The ``top_n`` rules with the lowest pass rate (then the most failures), worst first."""
+    from pyspark.sql import functions as F
+
+    return (
+        _recent(spark, history, dataset, days)
+        .groupBy("dataset", "rule_id")
+        .agg(F.max_by("code", "validated_at").alias("code"), *_outcomes())
+        .orderBy("pass_rate", F.col("failed").desc(), "dataset", "rule_id")
+        .limit(top_n)
+    )

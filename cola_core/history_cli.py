@@ -1,0 +1,101 @@
+"""``cola history``: exclude a run, prune old rows, and print the monitoring summaries.
+
+    cola history exclude --history OUTPUT --run-id ID
+    cola history prune --history OUTPUT --older-than 90d
+    cola history daily|dimensions|trend|top --history OUTPUT [--dataset NAME] [--days N]
+
+``exclude`` and ``prune`` are the only commands that rewrite a store; run them when no job
+appends to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from cola_core.history import (
+    daily_summary,
+    dimension_summary,
+    exclude_run,
+    prune_history,
+    rule_trend,
+    top_offenders,
+)
+from cola_core.specs import OutputSpec, history_spec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["SUMMARIES", "add_history_commands", "run_history_command"]
+
+SUMMARIES = ("daily", "dimensions", "trend", "top")
+
+
+def add_history_commands(commands: Any) -> None:
+    """Add ``history`` and its actions to the ``cola`` command's subparsers."""
+    history = commands.add_parser(
+        "history", help="exclude a run, prune old rows, or print summaries of a history store",
+        description="Work on a history store: the rows that --history appends, one per result per run.",
+    )
+    actions = history.add_subparsers(dest="action", required=True, metavar="{exclude,prune,daily,dimensions,trend,top}")
+    store = argparse.ArgumentParser(add_help=False)
+    store.add_argument("--history", required=True, metavar="OUTPUT", help="the history store (a path or an output)")
+    store.add_argument("--master", metavar="URL", help="the Spark master of the session started (default local[*])")
+    exclude = actions.add_parser("exclude", parents=[store], help="mark a run so that baselines skip it")
+    exclude.add_argument("--run-id", required=True, metavar="ID", help="the run to exclude")
+    prune = actions.add_parser("prune", parents=[store], help="delete rows older than a duration")
+    prune.add_argument("--older-than", required=True, metavar="DURATION", help="such as 90d, 12h or 3600s")
+    for name, words in (("daily", "runs and outcomes per day and dataset"),
+                        ("dimensions", "outcomes per day, dataset and dimension"),
+                        ("trend", "a rule's outcomes and metric per day"),
+                        ("top", "the rules with the lowest pass rate")):
+        summary = actions.add_parser(name, parents=[store], help=words)
+        summary.add_argument("--dataset", metavar="NAME", help="only this dataset")
+        summary.add_argument("--days", type=int, metavar="N", help="only the last N days")
+        summary.add_argument("--json", action="store_true", help="print one JSON object per row instead of a table")
+        if name == "trend":
+            summary.add_argument("--rule-id", metavar="ID", help="only this rule")
+        if name == "top":
+            summary.add_argument("--top", type=int, default=10, metavar="N", help="how many rules (default 10)")
+
+
+def run_history_command(args: argparse.Namespace, spark: SparkSession) -> str:
+    """Carry out ``cola history <action>``; returns what to print."""
+    store: OutputSpec = history_spec(_store_argument(args.history))
+    if args.action == "exclude":
+        marked = exclude_run(spark, store, args.run_id)
+        return f"excluded run {args.run_id}: {marked} row{'' if marked == 1 else 's'} no longer count in baselines"
+    if args.action == "prune":
+        deleted = prune_history(spark, store, args.older_than)
+        return f"pruned {deleted} row{'' if deleted == 1 else 's'} older than {args.older_than}"
+    frame = _summary(spark, store, args)
+    rows = [row.asDict() for row in frame.collect()]
+    if args.json:
+        return "\n".join(json.dumps(row, default=str, sort_keys=False) for row in rows)
+    return _table(frame.columns, rows)
+
+
+def _store_argument(text: str) -> Any:
+    # As --history of cola check: inline JSON, or a plain path.
+    return json.loads(text) if text.lstrip().startswith("{") else text
+
+
+def _summary(spark: SparkSession, store: OutputSpec, args: argparse.Namespace) -> DataFrame:
+    if args.action == "daily":
+        return daily_summary(spark, store, args.dataset, args.days)
+    if args.action == "dimensions":
+        return dimension_summary(spark, store, args.dataset, args.days)
+    if args.action == "trend":
+        return rule_trend(spark, store, args.rule_id, args.dataset, args.days)
+    return top_offenders(spark, store, args.top, args.dataset, args.days)
+
+
+def _table(columns: list[str], rows: list[dict[str, Any]]) -> str:
+    cells = [[("-" if row[c] is None else str(row[c])) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(line[i]) for line in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in cells]
+    if not cells:
+        lines.append("(no rows)")
+    return "\n".join(lines)
