@@ -250,6 +250,9 @@ def _with_history(
                     "(history= and dataset=, or cola --history)"
                 )
         return checks
-    check_history_store(df.sparkSession, store)
+    if not needs:
+        check_history_store(df.sparkSession, store)
+        return checks
+    # Reading the baselines checks the store too: it is read once.
     earlier = read_baselines(df.sparkSession, store, info.dataset, needs)
     return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]

@@ -110,22 +110,30 @@ def failed_records_spec(store: OutputSpec) -> OutputSpec:
     return dataclasses.replace(store, table=f"{store.table}{_FAILED_RECORDS}")
 
 
-def _schema_of(spark: SparkSession, spec: OutputSpec) -> StructType | None:
-    """The store's schema, or None when it does not exist yet."""
+def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA) -> DataFrame | None:
+    """The store's rows, checked to have the columns ``expected`` names; None when it does not
+    exist yet. Read once: for a folder, Spark reads its files' footers in a job.
+
+    Raises:
+        ColaOutputError: the store exists with other columns, or cannot be read.
+    """
     if spec.table is not None:
         if not spark.catalog.tableExists(spec.table):
             return None
-        return spark.table(spec.table).schema
-    assert spec.path is not None
-    if not FileSystem(spark).exists(spec.path):
-        return None
-    reader = spark.read.format(spec.format or "parquet").options(**spec.options)
-    try:
-        return reader.load(spec.path).schema
-    except Exception as error:
-        if condition_of(error) == "UNABLE_TO_INFER_SCHEMA":
-            return None  # a folder with no data files yet
-        raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
+        rows = spark.table(spec.table)
+    else:
+        assert spec.path is not None
+        if not FileSystem(spark).exists(spec.path):
+            return None
+        reader = spark.read.format(spec.format or "parquet").options(**spec.options)
+        try:
+            rows = reader.load(spec.path)
+        except Exception as error:
+            if condition_of(error) == "UNABLE_TO_INFER_SCHEMA":
+                return None  # a folder with no data files yet
+            raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
+    _check_columns(spark, spec, rows.schema, expected)
+    return rows
 
 
 def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = HISTORY_SCHEMA) -> None:
@@ -135,9 +143,10 @@ def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = 
     Raises:
         ColaOutputError: naming the store and what differs.
     """
-    schema = _schema_of(spark, store)
-    if schema is None:
-        return
+    _load(spark, store, expected)
+
+
+def _check_columns(spark: SparkSession, store: OutputSpec, schema: StructType, expected: str) -> None:
     wanted = spark.createDataFrame([], expected).schema
     have = {f.name: f.dataType.simpleString() for f in schema.fields}
     want = {f.name: f.dataType.simpleString() for f in wanted.fields}
@@ -233,14 +242,8 @@ def read_history(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpe
     Raises:
         ColaOutputError: the store exists but is not a Cola history.
     """
-    spec = history_spec(store)
-    check_history_store(spark, spec)
-    if _schema_of(spark, spec) is None:
-        return spark.createDataFrame([], HISTORY_SCHEMA)
-    if spec.table is not None:
-        return spark.table(spec.table)
-    assert spec.path is not None
-    return spark.read.format(spec.format or "parquet").options(**spec.options).load(spec.path)
+    rows = _load(spark, history_spec(store))
+    return spark.createDataFrame([], HISTORY_SCHEMA) if rows is None else rows
 
 
 def read_baselines(
@@ -252,12 +255,13 @@ def read_baselines(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if not needs or _schema_of(spark, store) is None:
+    history = _load(spark, store)
+    if not needs or history is None:
         return {}
     newest = Window.partitionBy("rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
     wanted = F.col("rule_id").isin(list(needs))
     rows = (
-        read_history(spark, store)
+        history
         .where((F.col("dataset") == F.lit(dataset)) & wanted & ~F.col("excluded") & F.col("metric_value").isNotNull())
         .select("rule_id", "metric_value", F.row_number().over(newest).alias("newest"))
         .where(F.col("newest") <= max(needs.values()))
@@ -308,11 +312,9 @@ def prune_history(spark: SparkSession, store: Mapping[str, Any] | str | OutputSp
     recent = F.col("validated_at") >= F.lit(cutoff)
     deleted = 0
     for target, schema in ((spec, HISTORY_SCHEMA), (failed_records_spec(spec), FAILED_RECORDS_SCHEMA)):
-        check_history_store(spark, target, schema)
-        if _schema_of(spark, target) is None:
+        rows = _load(spark, target, schema)
+        if rows is None:
             continue
-        rows = spark.table(target.table) if target.table is not None else spark.read.format(
-            target.format or "parquet").load(target.path)
         old = rows.where(~recent).count()
         if target is spec:
             deleted = old

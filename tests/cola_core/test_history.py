@@ -12,7 +12,19 @@ import sys
 import pytest
 
 from cola_core import Cola, ColaError, ColaOutputError
-from cola_core.history import HISTORY_COLUMNS, RunInfo, append_history, read_history
+from cola_core._format import format_number
+from cola_core.history import (
+    HISTORY_COLUMNS,
+    RunInfo,
+    append_history,
+    daily_summary,
+    dimension_summary,
+    exclude_run,
+    prune_history,
+    read_history,
+    rule_trend,
+    top_offenders,
+)
 from cola_core.job import JobSpec, job_parser
 from cola_core.specs import history_spec
 from cola_helpers import DATA, ORDERS_ARGV
@@ -197,3 +209,178 @@ def test_several_command_line_runs_at_once_lose_nothing(spark, tmp_path):
     # The dataset is the source's path when no --dataset is given.
     assert {row.dataset for row in frame.collect()} == {str(DATA / "orders.csv")}
     assert sorted(name for name in os.listdir(tmp_path) if not name.startswith(".")) == ["history"]
+
+
+# -- change and anomaly thresholds, against a store built over several runs --------------------
+
+
+def _day(day: int) -> dt.datetime:
+    return dt.datetime(2026, 3, day, 6, 0, tzinfo=dt.timezone.utc)
+
+
+def runs_of(spark, store, counts, rules, exclude=()):
+    """Run ``rules`` once per row count, one day apart; the results of each run, in order."""
+    outcomes = []
+    for day, rows in enumerate(counts, start=1):
+        info = RunInfo(dataset="orders", run_id=f"run-{day}", validated_at=_day(day))
+        outcomes.append(Cola().run(spark.range(rows), rules, history=store, run_info=info))
+        if f"run-{day}" in exclude:
+            exclude_run(spark, store, f"run-{day}")
+    return outcomes
+
+
+def test_relative_and_absolute_change_from_the_previous_run(spark, tmp_path):
+    rules = [{"type": "row_count", "must_be": "change between -10% and 10%", "id": "relative"},
+             {"type": "row_count", "must_be": "change < 5", "warn": "change between -2 and 2", "id": "absolute"}]
+    first, second, third = runs_of(spark, str(tmp_path / "h"), [100, 104, 80], rules)
+    assert [(r.severity, r.message, r.baseline) for r in first] == [
+        ("pass", "row_count = 100: no baseline yet, so must_be (change between -10% and 10%) passes", None),
+        ("pass", "row_count = 100: no baseline yet, so must_be (change < 5) passes", None),
+    ]
+    assert [(r.severity, r.message, r.baseline, r.metric_value) for r in second] == [
+        ("pass", "row_count = 104, change +4% from baseline 100 meets must_be (change between -10% and 10%)",
+         100.0, 104),
+        ("warn", "row_count = 104, change +4 from baseline 100 violates warn (change between -2 and 2)", 100.0, 104),
+    ]
+    # change < 5 bounds only increases: a drop of 24 meets it.
+    assert [(r.severity, r.message) for r in third] == [
+        ("fail", "row_count = 80, change -23.0769% from baseline 104 violates must_be (change between -10% and 10%)"),
+        ("warn", "row_count = 80, change -24 from baseline 104 violates warn (change between -2 and 2)"),
+    ]
+    assert third[0].to_dict()["baseline"] == 104.0
+
+
+def test_an_average_or_median_baseline_over_the_last_runs_and_an_excluded_run(spark, tmp_path):
+    rules = [
+        {"type": "row_count", "must_be": "change between -10% and 10%", "baseline": {"runs": 3}, "id": "avg"},
+        {"type": "row_count", "must_be": "change between -10% and 10%", "baseline": {"runs": 3, "aggregate": "median"},
+         "id": "median"},
+    ]
+    # run-4 (a bad load of 10 rows) is excluded after it ran: the later baselines skip it.
+    *_, fifth = runs_of(spark, str(tmp_path / "h"), [100, 110, 130, 10, 120], rules, exclude={"run-4"})
+    assert [(r.baseline, r.severity) for r in fifth] == [(mean := (100 + 110 + 130) / 3, "pass"), (110.0, "pass")]
+    assert fifth[0].message == (
+        f"row_count = 120, change +{format_number(100 * (120 - mean) / mean)}% from baseline "
+        f"{format_number(mean)} meets must_be (change between -10% and 10%)"
+    )
+    excluded = spark.read.parquet(str(tmp_path / "h")).where("excluded").select("run_id").distinct().collect()
+    assert [row.run_id for row in excluded] == ["run-4"]
+
+
+def test_a_relative_change_from_zero(spark, tmp_path):
+    rules = [{"type": "row_count", "must_be": "change < 10%"}]
+    _, zero, some = runs_of(spark, str(tmp_path / "h"), [0, 0, 5], rules)
+    assert zero[0].message == "row_count = 0, change 0% from baseline 0 meets must_be (change < 10%)"
+    assert (some[0].severity, some[0].message) == (
+        "fail", "row_count = 5, from baseline 0, which is 0, so there is no relative change violates must_be "
+                "(change < 10%)",
+    )
+
+
+def test_the_anomaly_form_warms_up_then_scores_against_the_recent_runs(spark, tmp_path):
+    rules = [{"type": "row_count", "must_be": "anomaly < 3"}]
+    outcomes = runs_of(spark, str(tmp_path / "h"), [100, 102, 98, 101, 99, 103, 60], rules)
+    assert [r[0].message for r in outcomes[:5]] == [
+        f"row_count = {rows}: warming up ({n} of 5 earlier runs), so must_be (anomaly < 3) passes"
+        for n, rows in enumerate([100, 102, 98, 101, 99])
+    ]
+    # Median 100, MAD 1 (deviations 0, 2, 2, 1, 1): 103 scores 3 / 1.4826 = 2.0235.
+    assert (outcomes[5][0].severity, outcomes[5][0].message) == (
+        "pass", "row_count = 103, anomaly score 2.0235 against the last 5 runs (median 100) meets must_be (anomaly < 3)"
+    )
+    assert outcomes[6][0].severity == "fail"
+    assert outcomes[6][0].baseline == 100.5
+
+
+def test_a_metric_of_another_dataset_is_no_baseline(spark, tmp_path):
+    store = str(tmp_path / "h")
+    rules = [{"type": "row_count", "must_be": "change < 10%"}]
+    Cola().run(spark.range(100), rules, history=store, dataset="a")
+    (result,) = Cola().run(spark.range(500), rules, history=store, dataset="b")
+    assert result.message == "row_count = 500: no baseline yet, so must_be (change < 10%) passes"
+
+
+def test_the_baselines_of_a_block_are_one_query(spark, tmp_path, job_counter):
+    store = str(tmp_path / "h")
+    rules = [{"type": "row_count", "must_be": "change < 10%"}, {"type": "avg", "column": "id", "must_be": "change < 5"},
+             {"type": "max", "column": "id", "must_be": "anomaly < 3"}]
+    df = spark.range(10)
+    Cola().run(df, rules, history=store, dataset="d")
+    from cola_core.cola import _with_history
+    from cola_core.specs import history_spec as spec_of
+
+    checks = Cola().parse(rules)
+    with job_counter.count() as counted:
+        judged = _with_history(df, checks, spec_of(store), RunInfo(dataset="d"))
+    # The store's schema (Spark reads the parquet footers), then the one query of the baselines.
+    assert counted.jobs == 2
+    assert [check.history_values for check in judged] == [(10.0,), (4.5,), (9.0,)]
+
+
+def test_a_change_rule_needs_a_history_store(people):
+    with pytest.raises(ColaError) as raised:
+        Cola().run(people, [{"type": "row_count", "min": 1}, {"type": "row_count", "must_be": "change < 10%"}])
+    assert str(raised.value) == (
+        "rules[1] (row_count): its thresholds compare with earlier runs, which a history store holds: give one "
+        "(history= and dataset=, or cola --history)"
+    )
+
+
+# -- monitoring, on a hand-built store -----------------------------------------------------------
+
+
+@pytest.fixture
+def monitored(spark, tmp_path):
+    from cola_core import CheckResult
+
+    store = str(tmp_path / "h")
+    days = {
+        1: [("r1", "fail", "Completeness", 2.0), ("r2", "pass", "Validity", 1.0)],
+        2: [("r1", "pass", "Completeness", 0.0), ("r2", "warn", "Validity", 3.0)],
+    }
+    for day, results in days.items():
+        for run in ("a", "b") if day == 1 else ("c",):
+            made = [CheckResult("x", severity != "fail", "m", int(severity == "fail"), metric, severity,
+                                code=rule_id.upper(), dimension=dimension, rule_id=rule_id)
+                    for rule_id, severity, dimension, metric in results]
+            append_history(spark, store, made, RunInfo(dataset="orders", run_id=f"{run}{day}",
+                                                      validated_at=_day(day)))
+    return store
+
+
+def test_daily_summary(spark, monitored):
+    assert [tuple(row) for row in daily_summary(spark, monitored).collect()] == [
+        (dt.date(2026, 3, 2), "orders", 1, 2, 1, 1, 0, 100.0),
+        (dt.date(2026, 3, 1), "orders", 2, 4, 2, 0, 2, 50.0),
+    ]
+
+
+def test_dimension_summary(spark, monitored):
+    assert [tuple(row) for row in dimension_summary(spark, monitored).collect()] == [
+        (dt.date(2026, 3, 2), "orders", "Completeness", 1, 1, 0, 0, 100.0),
+        (dt.date(2026, 3, 2), "orders", "Validity", 1, 0, 1, 0, 100.0),
+        (dt.date(2026, 3, 1), "orders", "Completeness", 2, 0, 0, 2, 0.0),
+        (dt.date(2026, 3, 1), "orders", "Validity", 2, 2, 0, 0, 100.0),
+    ]
+
+
+def test_rule_trend(spark, monitored):
+    assert [tuple(row) for row in rule_trend(spark, monitored, "r1", days=None).collect()] == [
+        ("orders", "r1", dt.date(2026, 3, 1), "R1", 2, 0, 0, 2, 0.0, 2.0, 2.0),
+        ("orders", "r1", dt.date(2026, 3, 2), "R1", 1, 1, 0, 0, 100.0, 0.0, 0.0),
+    ]
+
+
+def test_top_offenders(spark, monitored):
+    assert [tuple(row) for row in top_offenders(spark, monitored, top_n=1).collect()] == [
+        ("orders", "r1", "R1", 3, 1, 0, 2, 33.33),
+    ]
+
+
+def test_prune_deletes_what_is_older_than_the_duration(spark, monitored):
+    # The store's days are in March 2026; 2026-12-01 is months later.
+    assert prune_history(spark, monitored, "1000d") == 0
+    assert prune_history(spark, monitored, "1d") == 6
+    assert spark.read.parquet(monitored).count() == 0
+    with pytest.raises(ColaError, match=r"^--older-than must be a duration such as 90d, 12h or 3600s, got '5%'$"):
+        prune_history(spark, monitored, "5%")
