@@ -27,8 +27,9 @@ SOURCE = {"path": "/data/orders/{{ ds }}", "format": "json"}
 
 def test_template_fields():
     assert ColaCheckOperator.template_fields == (
-        "rules", "source", "report", "pipeline", "results_uri", "conf", "files", "py_files", "archives", "jars",
-        "packages", "driver_class_path", "env_vars", "name", "keytab", "principal", "proxy_user", "properties_file",
+        "rules", "source", "report", "pipeline", "history", "dataset", "results_uri", "conf", "files", "py_files",
+        "archives", "jars", "packages", "driver_class_path", "env_vars", "name", "keytab", "principal", "proxy_user",
+        "properties_file",
     )
     assert ColaSplitOperator.template_fields == (
         *ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate",

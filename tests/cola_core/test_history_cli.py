@@ -1,0 +1,75 @@
+"""``cola history``: exclude a run, prune old rows and print the summaries, from the command line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from cola_core import CheckResult
+from cola_core.cli import main
+from cola_core.history import RunInfo, append_history
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def store(spark, tmp_path):
+    path = str(tmp_path / "history")
+    for day, severity in ((1, "fail"), (2, "pass")):
+        result = CheckResult("row_count", severity == "pass", "m", int(severity == "fail"), 10.0 * day, severity,
+                             code="row_count", rule_id="volume")
+        append_history(spark, path, [result], RunInfo(dataset="orders", run_id=f"run-{day}",
+                                                     validated_at=dt.datetime(2026, 3, day, tzinfo=dt.timezone.utc)))
+    return path
+
+
+def test_daily_prints_a_table_and_json_lines(store, capsys):
+    assert main(["history", "daily", "--history", store]) == 0
+    assert capsys.readouterr().out == (
+        "RUN_DATE    DATASET  RUNS  RESULTS  PASSED  WARNED  FAILED  PASS_RATE\n"
+        "2026-03-02  orders   1     1        1       0       0       100.0\n"
+        "2026-03-01  orders   1     1        0       0       1       0.0\n"
+    )
+    assert main(["history", "top", "--history", store, "--json", "--top", "1"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"dataset": "orders", "rule_id": "volume", "code": "row_count", "results": 2, "passed": 1, "warned": 0,
+         "failed": 1, "pass_rate": 50.0},
+    ]
+
+
+def test_trend_and_dimensions_filter_by_dataset(store, capsys):
+    assert main(["history", "trend", "--history", store, "--rule-id", "volume", "--dataset", "other"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == ["(no rows)"]
+    assert main(["history", "dimensions", "--history", store, "--dataset", "orders"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+
+
+def test_exclude_marks_a_run_and_refuses_an_unknown_one(spark, store, capsys):
+    assert main(["history", "exclude", "--history", store, "--run-id", "run-1"]) == 0
+    assert capsys.readouterr().out == "excluded run run-1: 1 row no longer count in baselines\n"
+    assert sorted((r.run_id, r.excluded) for r in spark.read.parquet(store).collect()) == [
+        ("run-1", True), ("run-2", False),
+    ]
+    assert main(["history", "exclude", "--history", store, "--run-id", "nope"]) == 2
+    assert capsys.readouterr().err.endswith(f"cola: error: the history store {store} holds no run 'nope'\n")
+
+
+def test_prune_deletes_old_rows_and_refuses_a_non_duration(spark, store, capsys):
+    assert main(["history", "prune", "--history", store, "--older-than", "3650d"]) == 0
+    assert capsys.readouterr().out == "pruned 0 rows older than 3650d\n"
+    assert main(["history", "prune", "--history", store, "--older-than", "1d"]) == 0
+    assert capsys.readouterr().out == "pruned 2 rows older than 1d\n"
+    assert spark.read.parquet(store).count() == 0
+    assert main(["history", "prune", "--history", store, "--older-than", "later"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cola: error: --older-than must be a duration such as 90d, 12h or 3600s, got 'later'\n"
+    )
+
+
+def test_a_store_that_is_not_a_history_is_refused(spark, tmp_path, capsys):
+    other = str(tmp_path / "other")
+    spark.range(1).write.parquet(other)
+    assert main(["history", "daily", "--history", other]) == 2
+    assert "is not a Cola history store: it lacks run_id" in capsys.readouterr().err
