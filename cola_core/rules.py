@@ -160,6 +160,11 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
         return  # a custom check without a declaration accepts whatever its rules carry
     valid = sorted([*spec, *_options_for(cls)])
     for key in params:
+        if key in ("must_be", "warn", "baseline") and key not in spec:
+            raise ColaRuleError(
+                f"'{key}' judges a metric, and this rule type measures none (it counts offending rows); "
+                "a change or bound over time needs a metric rule, such as missing_count or row_count"
+            )
         if key not in spec:
             raise ColaRuleError(
                 f"unknown parameter {key!r}{_suggest(key, valid)}; valid parameters are {', '.join(valid)}"

@@ -384,3 +384,37 @@ def test_prune_deletes_what_is_older_than_the_duration(spark, monitored):
     assert spark.read.parquet(monitored).count() == 0
     with pytest.raises(ColaError, match=r"^--older-than must be a duration such as 90d, 12h or 3600s, got '5%'$"):
         prune_history(spark, monitored, "5%")
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"type": "not_null", "columns": ["a"], "must_be": "change < 5"},
+         "rules[0] (not_null): 'must_be' judges a metric, and this rule type measures none (it counts offending "
+         "rows); a change or bound over time needs a metric rule, such as missing_count or row_count"),
+        ({"type": "unique", "columns": ["a"], "tolerance": "change < 5%"},
+         "rules[0] (unique): 'tolerance' (change < 5%) compares with earlier runs, but a tolerance is a share of "
+         "this run's rows; a change threshold belongs in 'must_be' or 'warn' of a metric rule"),
+        ({"type": "row_count", "must_be": "> 1", "baseline": {"runs": 3}},
+         "rules[0] (row_count): 'baseline' says which earlier runs a change or anomaly threshold compares with, "
+         "but neither 'must_be' nor 'warn' is one (such as \"change between -10% and 10%\")"),
+        ({"type": "row_count", "must_be": "change < 1", "baseline": {"runs": 0}},
+         "rules[0] (row_count): 'baseline.runs' must be a whole number from 1 to 1000, got 0"),
+        ({"type": "row_count", "must_be": "change < 1", "baseline": {"runs": 2, "aggregate": "max"}},
+         "rules[0] (row_count): 'baseline.aggregate' must be 'avg' or 'median', got 'max'"),
+        ({"type": "row_count", "must_be": "change < 1", "baseline": {"n": 2}},
+         "rules[0] (row_count): 'baseline' has unknown keys n; it takes 'runs' and 'aggregate'"),
+    ],
+    ids=["no metric", "tolerance", "baseline without change", "runs", "aggregate", "unknown key"],
+)
+def test_change_thresholds_where_they_cannot_apply_are_refused(rule, message):
+    from cola_helpers import refused
+
+    assert refused(rule) == message
+
+
+def test_how_many_earlier_runs_a_rule_needs():
+    rules = [{"type": "row_count", "must_be": "change < 5"}, {"type": "avg", "column": "a", "must_be": "anomaly < 3"},
+             {"type": "avg", "column": "a", "must_be": "anomaly < 3", "warn": "change < 1%", "baseline": {"runs": 7}},
+             {"type": "row_count", "must_be": "> 0"}, {"type": "not_null", "columns": ["a"]}]
+    assert [check.history_runs for check in Cola().parse(rules)] == [1, 20, 7, 0, 0]

@@ -155,3 +155,48 @@ def test_a_plain_float_too_wide_to_write_in_38_digits_is_refused():
 def test_a_whole_float_keeps_every_digit_as_a_threshold():
     # 1e20 read from YAML is the number 100000000000000000000, never the text '1e+20'.
     assert str(threshold_of(1e20)) == "= 100000000000000000000"
+
+
+# -- change and anomaly forms ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "relative", "operator", "values", "shown"),
+    [
+        ("change between -10% and 10%", "change", True, "between", [-10.0, 10.0], "change between -10% and 10%"),
+        ("CHANGE < 500", "change", False, "<", [500.0], "change < 500"),
+        ("change not between -5 and 5", "change", False, "not between", [-5.0, 5.0], "change not between -5 and 5"),
+        ("change < 1h", "change", False, "<", [3600.0], "change < 1h"),
+        ("anomaly < 3", "anomaly", False, "<", [3.0], "anomaly < 3"),
+        ("anomaly <= 2.5", "anomaly", False, "<=", [2.5], "anomaly <= 2.5"),
+    ],
+)
+def test_parses_the_change_and_anomaly_forms(text, kind, relative, operator, values, shown):
+    threshold = parse_threshold(text)
+    assert (threshold.kind, threshold.is_relative, threshold.operator) == (kind, relative, operator)
+    assert [bound.value for bound in threshold.bounds] == values
+    assert threshold.compares_with_history
+    assert str(threshold) == shown
+    assert parse_threshold(shown) == threshold
+
+
+def test_a_change_is_not_the_value_it_bounds():
+    assert parse_threshold("change < 5") != parse_threshold("< 5")
+    assert parse_threshold("change < 5%") != parse_threshold("change < 5")
+    assert not parse_threshold("< 5%").compares_with_history
+
+
+@pytest.mark.parametrize(
+    ("text", "problem", "caret"),
+    [
+        ("change", "expected a comparison after 'change', such as 'change < 10%'", 6),
+        ("change between -10% and 10", "write both bounds of a change in % (relative) or neither (absolute)", 0),
+        ("anomaly > 3", "an anomaly threshold bounds the score from above, such as 'anomaly < 3'", 8),
+        ("anomaly < 3%", "an anomaly score is a plain number, not 3%", 8),
+        ("anomaly", "an anomaly threshold bounds the score from above, such as 'anomaly < 3'", 7),
+    ],
+)
+def test_malformed_change_and_anomaly_forms(text, problem, caret):
+    with pytest.raises(ThresholdError) as raised:
+        parse_threshold(text)
+    assert str(raised.value) == f"{problem}; {THRESHOLD_HINT}\n    {text}\n    {' ' * caret}^"
