@@ -418,3 +418,23 @@ def test_how_many_earlier_runs_a_rule_needs():
              {"type": "avg", "column": "a", "must_be": "anomaly < 3", "warn": "change < 1%", "baseline": {"runs": 7}},
              {"type": "row_count", "must_be": "> 0"}, {"type": "not_null", "columns": ["a"]}]
     assert [check.history_runs for check in Cola().parse(rules)] == [1, 20, 7, 0, 0]
+
+
+def test_exclude_and_prune_rewrite_a_table_store(spark, people):
+    spark.sql("DROP TABLE IF EXISTS cola_history_rewrite")
+    store = {"table": "cola_history_rewrite"}
+    long_ago = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    try:
+        Cola().run(people, RULES[:2], history=store, run_info=RunInfo(dataset="p", run_id="a", validated_at=long_ago))
+        Cola().run(people, RULES[:2], history=store, run_info=RunInfo(dataset="p", run_id="b"))
+        assert exclude_run(spark, store, "a") == 2
+        assert sorted((r.run_id, r.excluded) for r in spark.table("cola_history_rewrite").collect()) == [
+            ("a", True), ("a", True), ("b", False), ("b", False),
+        ]
+        assert prune_history(spark, store, "30d") == 2
+        assert sorted(r.run_id for r in spark.table("cola_history_rewrite").collect()) == ["b", "b"]
+        # Nothing but the store is left in the catalog: no staging or previous table.
+        names = [t.name for t in spark.catalog.listTables() if t.name.startswith(("_cola", "cola_history_rewrite"))]
+        assert names == ["cola_history_rewrite"]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_history_rewrite")
