@@ -52,10 +52,13 @@ REPORT_COLUMNS = (
     "metric_value",
     "message",
     "validated_at",
+    "rule_id",
 )
+# SPEC section 4's columns, then rule_id (issue 14), last so that older reports keep their order.
 REPORT_SCHEMA = (
     "pipeline string, rule_type string, check_name string, code string, dimension string, severity string, "
-    "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp"
+    "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp, "
+    "rule_id string"
 )
 
 # The one key of a results file that records a refused run instead of results.
@@ -170,6 +173,7 @@ def report_rows(
                 None if metric is None else float(metric),
                 result.message,
                 when,
+                result.rule_id,
             )
         )
     return rows

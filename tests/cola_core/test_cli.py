@@ -108,7 +108,7 @@ def test_a_failed_check_exits_1_and_still_writes_the_report(spark, tmp_path):
     assert [{k: v for k, v in row.items() if k != "validated_at"} for row in report_rows] == [
         {"pipeline": None, "rule_type": item["rule_type"], "check_name": None, "code": item["code"],
          "dimension": None, "severity": item["severity"], "passed": item["passed"], "failed_count": item["failed_count"],
-         "metric_value": item["metric_value"], "message": item["message"]}
+         "metric_value": item["metric_value"], "message": item["message"], "rule_id": item["rule_id"]}
         for item in expected["results"]
     ]
     finished = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

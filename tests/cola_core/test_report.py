@@ -23,7 +23,8 @@ WARNED = CheckResult(
     "missing_count", True, "missing_count(email) = 1 violates warn (= 0)", 0, 1, "warn", "emails", code="missing_count(email)"
 )
 FAILED = CheckResult(
-    "range", False, "range(amount,0,): 1 value out of range (>= 0)", 1, code="AMOUNT_NEGATIVE", dimension="Validity"
+    "range", False, "range(amount,0,): 1 value out of range (>= 0)", 1, code="AMOUNT_NEGATIVE", dimension="Validity",
+    rule_id="amounts",
 )
 WHEN = dt.datetime(2024, 5, 1, 12, 30, 0, tzinfo=dt.timezone.utc)
 
@@ -64,6 +65,7 @@ def test_summarise_gives_the_xcom_shape_exactly():
                 "check_name": None,
                 "code": "AMOUNT_NEGATIVE",
                 "dimension": "Validity",
+                "rule_id": "amounts",
             },
         ],
     }
@@ -101,16 +103,16 @@ def test_the_summary_is_strict_json_and_round_trips_to_the_results():
     assert rebuilt == [PASSED, WARNED, FAILED]
 
 
-def test_report_rows_follow_the_spec_columns():
+def test_report_rows_follow_the_spec_columns_then_the_rule_id():
     assert REPORT_COLUMNS == (
         "pipeline", "rule_type", "check_name", "code", "dimension", "severity", "passed",
-        "failed_count", "metric_value", "message", "validated_at",
+        "failed_count", "metric_value", "message", "validated_at", "rule_id",
     )
     assert report_rows([WARNED, FAILED], pipeline="orders", validated_at=WHEN) == [
         ("orders", "missing_count", "emails", "missing_count(email)", None, "warn", True, 0, 1.0,
-         "missing_count(email) = 1 violates warn (= 0)", WHEN),
+         "missing_count(email) = 1 violates warn (= 0)", WHEN, None),
         ("orders", "range", None, "AMOUNT_NEGATIVE", "Validity", "fail", False, 1, None,
-         "range(amount,0,): 1 value out of range (>= 0)", WHEN),
+         "range(amount,0,): 1 value out of range (>= 0)", WHEN, "amounts"),
     ]
 
 
@@ -118,8 +120,8 @@ def test_report_rows_share_one_timestamp_that_defaults_to_now():
     before = dt.datetime.now(dt.timezone.utc)
     rows = report_rows([PASSED, FAILED])
     after = dt.datetime.now(dt.timezone.utc)
-    assert rows[0][-1] is rows[1][-1]
-    assert before <= rows[0][-1] <= after
+    assert rows[0][-2] is rows[1][-2]
+    assert before <= rows[0][-2] <= after
     assert rows[0][0] is None  # no pipeline name given
 
 
@@ -129,17 +131,17 @@ def test_report_dataframe_has_the_report_schema(spark):
     assert frame.schema.simpleString() == (
         "struct<pipeline:string,rule_type:string,check_name:string,code:string,dimension:string,severity:string,"
         "passed:boolean,"
-        "failed_count:bigint,metric_value:double,message:string,validated_at:timestamp>"
+        "failed_count:bigint,metric_value:double,message:string,validated_at:timestamp,rule_id:string>"
     )
     rows = [row.asDict() for row in frame.collect()]
     naive_utc = dt.datetime(2024, 5, 1, 12, 30)  # the session time zone is UTC
     assert rows == [
         {"pipeline": "orders", "rule_type": "not_null", "check_name": None, "code": "not_null(id)",
          "dimension": None, "severity": "pass", "passed": True, "failed_count": 0, "metric_value": None,
-         "message": "not_null(id): no NULL values", "validated_at": naive_utc},
+         "message": "not_null(id): no NULL values", "validated_at": naive_utc, "rule_id": None},
         {"pipeline": "orders", "rule_type": "range", "check_name": None, "code": "AMOUNT_NEGATIVE",
          "dimension": "Validity", "severity": "fail", "passed": False, "failed_count": 1, "metric_value": None,
-         "message": "range(amount,0,): 1 value out of range (>= 0)", "validated_at": naive_utc},
+         "message": "range(amount,0,): 1 value out of range (>= 0)", "validated_at": naive_utc, "rule_id": "amounts"},
     ]
 
 
