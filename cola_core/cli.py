@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
-from cola_core.history_cli import add_history_commands, run_history_command
+from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
 from cola_core.report import refusal_results, render_table, results_text
 from cola_core.runner import load_job, run_job
@@ -80,15 +80,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_history(args: argparse.Namespace) -> int:
     try:
+        store = checked_history_arguments(args)  # before any JVM starts
         spark, started_here = spark_session(args.master, ())
         try:
-            print(run_history_command(args, spark), flush=True)
+            print(run_history_command(args, spark, store), flush=True)
         finally:
             if started_here:
                 spark.stop()
     except ColaError as error:
         _say_error(str(error))
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        traceback.print_exc()
+        return EXIT_INTERNAL
     return EXIT_OK
 
 

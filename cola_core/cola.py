@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.history import RunInfo, append_history, check_history_store, read_baselines
+from cola_core.history import (
+    FAILED_RECORDS_SCHEMA,
+    RunInfo,
+    append_history,
+    check_history_store,
+    failed_records_spec,
+    read_baselines,
+)
 from cola_core.job import checked_samples
 from cola_core.planner import DISTINCT_STRATEGIES, run_block
 from cola_core.registry import default_checks, validate_registration
@@ -114,7 +121,7 @@ class Cola:
         checked_samples(samples)
         store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
-            checks = _with_history(df, self._checks(rules), store, info)
+            checks = _with_history(df, self._checks(rules), store, info, samples)
             results = self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
         if store is not None and info is not None:
             append_history(df.sparkSession, store, results, info)
@@ -165,7 +172,7 @@ class Cola:
         checked_samples(samples)
         store, info = _history_of(history, dataset, run_info)
         with self.sql_scope():
-            checks = _with_history(df, self._checks(rules), store, info)
+            checks = _with_history(df, self._checks(rules), store, info, samples)
             # Samples and a sql rule's own output are taken before publishing: an output may
             # overwrite the source.
             outcome = split_write(
@@ -232,7 +239,7 @@ def _history_of(
 
 
 def _with_history(
-    df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None
+    df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None, samples: int = 0
 ) -> list[BaseCheck]:
     """The checks, each change or anomaly rule with its metric's earlier values from the
     store (one query for the block); the store checked before any rule runs.
@@ -250,9 +257,11 @@ def _with_history(
                     "(history= and dataset=, or cola --history)"
                 )
         return checks
+    if samples:
+        check_history_store(df.sparkSession, failed_records_spec(store), FAILED_RECORDS_SCHEMA)
     if not needs:
         check_history_store(df.sparkSession, store)
         return checks
     # Reading the baselines checks the store too: it is read once.
-    earlier = read_baselines(df.sparkSession, store, info.dataset, needs)
+    earlier = read_baselines(df.sparkSession, store, info, needs)
     return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]

@@ -22,9 +22,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cola_core._columns import quote
 from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaError, ColaOutputError, ThresholdError
-from cola_core.publish import FileSystem, Publication, publish_folder, publish_table_swap, sibling_table
+from cola_core.publish import (
+    FileSystem,
+    Publication,
+    publish_folder,
+    publish_table_swap,
+    sibling_table,
+    table_facts,
+    table_parts,
+)
 from cola_core.result import CheckResult
 from cola_core.specs import OutputSpec, SourceSpec, history_spec
 from cola_core.storage import write_output
@@ -107,7 +116,9 @@ def failed_records_spec(store: OutputSpec) -> OutputSpec:
     """The companion store of the sample rows, beside ``store``."""
     if store.path is not None:
         return dataclasses.replace(store, path=store.path.rstrip("/") + _FAILED_RECORDS)
-    return dataclasses.replace(store, table=f"{store.table}{_FAILED_RECORDS}")
+    parts = table_parts(str(store.table))
+    named = [*parts[:-1], parts[-1] + _FAILED_RECORDS]
+    return dataclasses.replace(store, table=".".join(quote(part) for part in named))
 
 
 def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA) -> DataFrame | None:
@@ -247,11 +258,13 @@ def read_history(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpe
 
 
 def read_baselines(
-    spark: SparkSession, store: OutputSpec, dataset: str, needs: Mapping[str, int]
+    spark: SparkSession, store: OutputSpec, run: RunInfo, needs: Mapping[str, int]
 ) -> dict[str, list[float]]:
     """The earlier values of each rule's metric, newest first: for each ``rule_id`` in
-    ``needs``, its last ``needs[rule_id]`` non-excluded runs on ``dataset`` that measured a
-    number. One query for the whole block; an empty dict when the store does not exist yet."""
+    ``needs``, its last ``needs[rule_id]`` non-excluded runs on ``run.dataset`` that measured a
+    number. A task re-run in the same Airflow run (a retry, a cleared task) never compares
+    with its own earlier attempts. One query for the whole block; an empty dict when the
+    store does not exist yet."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -260,9 +273,17 @@ def read_baselines(
         return {}
     newest = Window.partitionBy("rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
     wanted = F.col("rule_id").isin(list(needs))
+    earlier = (F.col("dataset") == F.lit(run.dataset)) & wanted & ~F.col("excluded") & F.col("metric_value").isNotNull()
+    if run.airflow_run_id is not None:
+        same_task = (
+            F.col("dag_id").eqNullSafe(F.lit(run.dag_id))
+            & F.col("task_id").eqNullSafe(F.lit(run.task_id))
+            & (F.col("airflow_run_id") == F.lit(run.airflow_run_id))
+        )
+        earlier = earlier & ~F.ifnull(same_task, F.lit(False))
     rows = (
         history
-        .where((F.col("dataset") == F.lit(dataset)) & wanted & ~F.col("excluded") & F.col("metric_value").isNotNull())
+        .where(earlier)
         .select("rule_id", "metric_value", F.row_number().over(newest).alias("newest"))
         .where(F.col("newest") <= max(needs.values()))
         .collect()
@@ -329,7 +350,8 @@ def _duration_seconds(text: str) -> float:
     except (ThresholdError, TypeError) as error:
         raise ColaError(f"--older-than must be a duration such as 90d, 12h or 3600s, got {text!r}") from error
     bound = threshold.bounds[0]
-    if bound.suffix not in DURATION_SECONDS or bound.value <= 0:
+    # More than a million years back would pass the earliest date a timestamp holds.
+    if bound.suffix not in DURATION_SECONDS or not 0 < bound.value <= 1e6 * 365 * 86400:
         raise ColaError(f"--older-than must be a duration such as 90d, 12h or 3600s, got {text!r}")
     return bound.value
 
@@ -339,15 +361,25 @@ def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
     Run it when no job appends to the store: an append meanwhile would be lost."""
     publication = Publication()
     if spec.table is not None:
+        facts = table_facts(spark, spec.table)
         staged = sibling_table(spec.table, "_cola_staging")
         try:
-            rows.coalesce(1).write.format(spec.format or "parquet").saveAsTable(staged)
-            publish_table_swap(publication, spark, staged, spec.table)
-            publication.commit()
+            if facts.managed and facts.provider in ("parquet", "orc"):
+                # A managed file table is swapped by name, atomically, and stays in the warehouse.
+                rows.coalesce(1).write.format(facts.provider).saveAsTable(staged)
+                publish_table_swap(publication, spark, staged, spec.table)
+                publication.commit()
+                return
+            # Any other table (external, Delta, Iceberg, Hive) is written over in place, so it
+            # keeps its format, location and properties; its own commit protocol decides how
+            # atomic that is.
+            rows.coalesce(1).write.saveAsTable(staged)
+            spark.table(staged).write.insertInto(spec.table, overwrite=True)
         except Exception:
             publication.rollback()
-            spark.sql(f"DROP TABLE IF EXISTS {staged}")
             raise
+        finally:
+            spark.sql(f"DROP TABLE IF EXISTS {staged}")
         return
     assert spec.path is not None
     fs = FileSystem(spark)

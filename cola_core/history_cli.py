@@ -14,6 +14,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from cola_core.errors import ColaError
 from cola_core.history import (
     daily_summary,
     dimension_summary,
@@ -27,7 +28,7 @@ from cola_core.specs import OutputSpec, history_spec
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SUMMARIES", "add_history_commands", "run_history_command"]
+__all__ = ["SUMMARIES", "add_history_commands", "checked_history_arguments", "run_history_command"]
 
 SUMMARIES = ("daily", "dimensions", "trend", "top")
 
@@ -60,9 +61,32 @@ def add_history_commands(commands: Any) -> None:
             summary.add_argument("--top", type=int, default=10, metavar="N", help="how many rules (default 10)")
 
 
-def run_history_command(args: argparse.Namespace, spark: SparkSession) -> str:
-    """Carry out ``cola history <action>``; returns what to print."""
-    store: OutputSpec = history_spec(_store_argument(args.history))
+def checked_history_arguments(args: argparse.Namespace) -> OutputSpec:
+    """The store, and the numbers the command takes, checked before Spark starts.
+
+    Raises:
+        ColaError: a malformed store, or a --days or --top below 1.
+    """
+    for flag in ("days", "top"):
+        value = getattr(args, flag, None)
+        if value is not None and value < 1:
+            raise ColaError(f"--{flag} must be a whole number >= 1, got {value}")
+    text = args.history
+    config: Any = text
+    if text.lstrip().startswith("{"):
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as error:
+            where = f"line {error.lineno}, column {error.colno}"
+            raise ColaError(f"--history is not valid JSON: {error.msg} ({where})") from error
+    try:
+        return history_spec(config)
+    except ColaError as error:
+        raise ColaError(f"--history: {error}") from error
+
+
+def run_history_command(args: argparse.Namespace, spark: SparkSession, store: OutputSpec) -> str:
+    """Carry out ``cola history <action>`` on the checked ``store``; returns what to print."""
     if args.action == "exclude":
         marked = exclude_run(spark, store, args.run_id)
         return f"excluded run {args.run_id}: {marked} row{'' if marked == 1 else 's'} no longer count in baselines"
@@ -74,11 +98,6 @@ def run_history_command(args: argparse.Namespace, spark: SparkSession) -> str:
     if args.json:
         return "\n".join(json.dumps(row, default=str, sort_keys=False) for row in rows)
     return _table(frame.columns, rows)
-
-
-def _store_argument(text: str) -> Any:
-    # As --history of cola check: inline JSON, or a plain path.
-    return json.loads(text) if text.lstrip().startswith("{") else text
 
 
 def _summary(spark: SparkSession, store: OutputSpec, args: argparse.Namespace) -> DataFrame:

@@ -71,6 +71,10 @@ def check_baseline(params: Mapping[str, Any]) -> None:
     runs = baseline.get("runs", 1)
     if isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= 1000:
         raise ColaRuleError(f"'baseline.runs' must be a whole number from 1 to 1000, got {runs!r}")
+    if any(threshold.kind == "anomaly" for threshold in thresholds) and runs < ANOMALY_WARM_UP and "runs" in baseline:
+        raise ColaRuleError(
+            f"'baseline.runs' is {runs}, but an anomaly is scored against at least {ANOMALY_WARM_UP} earlier runs"
+        )
     aggregate = baseline.get("aggregate", "avg")
     if aggregate not in BASELINE_AGGREGATES:
         raise ColaRuleError(f"'baseline.aggregate' must be 'avg' or 'median', got {aggregate!r}")

@@ -47,23 +47,28 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
 
 def _identified(checks: list[BaseCheck], declared: list[str | None]) -> list[BaseCheck]:
     """Each check with its block-wide ``rule_id``: the declared one, which must be unique in
-    the block, or the derived one, suffixed ``#2``, ``#3``... for later rules deriving it too."""
+    the block, or the derived one, suffixed ``#2``, ``#3``... for later rules deriving it too
+    (or deriving an id another rule declared). No two rules of a block share an id."""
     owners: dict[str, BaseCheck] = {}
-    derived: dict[str, int] = {}
+    for check, rule_id in zip(checks, declared, strict=True):
+        if rule_id is None:
+            continue
+        first = owners.get(rule_id)
+        if first is not None:
+            where = f"rules[{first.position}]" + ("" if first.target is None else f".targets[{first.target}]")
+            raise check.rule_error(f"'id' {rule_id!r} is already the id of {where}; give each rule its own id")
+        owners[rule_id] = check
+    taken = set(owners)
     named = []
     for check, rule_id in zip(checks, declared, strict=True):
-        if rule_id is not None:
-            first = owners.get(rule_id)
-            if first is not None:
-                where = f"rules[{first.position}]" + ("" if first.target is None else f".targets[{first.target}]")
-                raise check.rule_error(f"'id' {rule_id!r} is already the id of {where}; give each rule its own id")
-            owners[rule_id] = check
-            named.append(check.with_rule_id(rule_id))
-            continue
-        identity = check.identity()
-        derived[identity] = derived.get(identity, 0) + 1
-        count = derived[identity]
-        named.append(check.with_rule_id(identity if count == 1 else f"{identity}#{count}"))
+        if rule_id is None:
+            identity = check.identity()
+            rule_id, count = identity, 1
+            while rule_id in taken:
+                count += 1
+                rule_id = f"{identity}#{count}"
+            taken.add(rule_id)
+        named.append(check.with_rule_id(rule_id))
     return named
 
 

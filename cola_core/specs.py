@@ -220,9 +220,10 @@ def history_spec(store: Mapping[str, Any] | str | OutputSpec) -> OutputSpec:
         raise ColaOutputError(f"a history store is only appended to, but its mode is {spec.mode!r}")
     if spec.partition_by:
         raise ColaOutputError("a history store is not partitioned; leave 'partition_by' out")
-    if spec.path is not None and spec.format not in ("parquet", "orc", "json"):
+    # Not json: read back, it loses the columns that are always NULL and the timestamp type.
+    if spec.path is not None and spec.format not in ("parquet", "orc"):
         raise ColaOutputError(
-            f"a history store on a path is parquet, orc or json, not {spec.format!r} (a table may be any format)"
+            f"a history store on a path is parquet or orc, not {spec.format!r} (a table may be any format)"
         )
     return spec
 

@@ -293,6 +293,8 @@ class ReconcileCheck(_ReferenceCheck):
             if key not in params:
                 continue
             threshold = threshold_of(params[key])
+            if threshold.compares_with_history:
+                continue  # its % is a change from the baseline, and it judges no duration
             if threshold.is_duration:
                 raise ColaRuleError(f"'{key}' ({params[key]}) is a duration; a difference is a plain number")
             if difference == "absolute" and any(bound.suffix == "%" for bound in threshold.bounds):
@@ -384,6 +386,10 @@ class ReconcileCheck(_ReferenceCheck):
         if self.relative:
             difference = 0.0 if reference == 0 else 100.0 * difference / abs(reference)
         judged = judge_metric(self, self.code, difference)
+        if self.history_runs:
+            # The change (or anomaly) is what was judged: keep judging's words, and add the sides.
+            sides = f"(data {format_number(data)}, reference {format_number(reference)})"
+            return dataclasses.replace(judged, message=f"{judged.message} {sides}")
         verdict = {
             "pass": f"meets must_be ({must_be})",
             "warn": f"violates warn ({self.params.get('warn')})",

@@ -222,7 +222,7 @@ def test_usage_errors_exit_2(tmp_path):
 
 def test_usage_details(capsys):
     assert main([]) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: the following arguments are required: {check,split}"
+    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: the following arguments are required: {check,split,history}"
     assert main(["check", "--rules", "r.json", "--table", "t", "--format", "csv"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "cola: error: --format only applies with --input"
     assert main(["check", "--rules", "r.json", "--table", "t", "--option", "a=b"]) == 2

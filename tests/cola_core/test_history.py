@@ -142,10 +142,12 @@ def test_a_column_of_another_type_is_named(spark, people, tmp_path):
          "a history store is only appended to, but its mode is 'overwrite'; leave 'mode' out or set it to \"append\""),
         ({"path": "/h", "partition_by": ["dataset"]}, "a history store is not partitioned; leave 'partition_by' out"),
         ({"path": "/h", "format": "csv"},
-         "a history store on a path is parquet, orc or json, not 'csv' (a table may be any format)"),
+         "a history store on a path is parquet or orc, not 'csv' (a table may be any format)"),
+        ({"path": "/h", "format": "json"},
+         "a history store on a path is parquet or orc, not 'json' (a table may be any format)"),
         ({"table": "a b"}, "output 'table' must be a table name such as db.orders (or `odd name`), got 'a b'"),
     ],
-    ids=["overwrite", "partitioned", "csv", "bad table"],
+    ids=["overwrite", "partitioned", "csv", "json", "bad table"],
 )
 def test_malformed_stores_are_refused_in_pure_python(store, message):
     with pytest.raises(ColaOutputError) as raised:
@@ -378,8 +380,9 @@ def test_top_offenders(spark, monitored):
 
 
 def test_prune_deletes_what_is_older_than_the_duration(spark, monitored):
-    # The store's days are in March 2026; 2026-12-01 is months later.
-    assert prune_history(spark, monitored, "1000d") == 0
+    # The store's days are March 1st and 2nd, 2026: a duration reaching a day before them keeps all.
+    reach = (dt.datetime.now(dt.timezone.utc) - _day(1)).days + 2
+    assert prune_history(spark, monitored, f"{reach}d") == 0
     assert prune_history(spark, monitored, "1d") == 6
     assert spark.read.parquet(monitored).count() == 0
     with pytest.raises(ColaError, match=r"^--older-than must be a duration such as 90d, 12h or 3600s, got '5%'$"):
@@ -438,3 +441,71 @@ def test_exclude_and_prune_rewrite_a_table_store(spark, people):
         assert names == ["cola_history_rewrite"]
     finally:
         spark.sql("DROP TABLE IF EXISTS cola_history_rewrite")
+
+
+# -- found in review ----------------------------------------------------------------------------
+
+
+def test_the_failed_records_store_is_checked_before_a_split_is_written(spark, people, tmp_path):
+    store = str(tmp_path / "h")
+    spark.range(3).write.parquet(store + "_failed_records")
+    with pytest.raises(ColaOutputError, match=r"_failed_records is not a Cola history store"):
+        Cola().split_write(people, RULES[:1], str(tmp_path / "v"), str(tmp_path / "i"), samples=2, history=store,
+                           dataset="p")
+    assert sorted(os.listdir(tmp_path)) == ["h_failed_records"]
+
+
+def test_a_retried_airflow_task_never_compares_with_its_own_earlier_attempt(spark, tmp_path):
+    store = str(tmp_path / "h")
+    rules = [{"type": "row_count", "must_be": "change between -10% and 10%"}]
+
+    def attempt(rows, run):
+        info = RunInfo(dataset="d", dag_id="dag", task_id="task", airflow_run_id=run)
+        (result,) = Cola().run(spark.range(rows), rules, history=store, run_info=info)
+        return result.severity, result.baseline
+
+    assert attempt(100, "day1") == ("pass", None)
+    assert attempt(50, "day2") == ("fail", 100.0)
+    # The same Airflow run again (a retry, a cleared task): still judged against day 1.
+    assert attempt(50, "day2") == ("fail", 100.0)
+
+
+def test_a_quoted_table_store_gets_its_failed_records_beside_it(spark, people):
+    spark.sql("DROP TABLE IF EXISTS cola_quoted_h")
+    spark.sql("DROP TABLE IF EXISTS cola_quoted_h_failed_records")
+    try:
+        Cola().run(people, RULES[:1], samples=1, history={"table": "`default`.`cola_quoted_h`"}, dataset="p")
+        assert spark.table("cola_quoted_h_failed_records").count() == 1
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_quoted_h")
+        spark.sql("DROP TABLE IF EXISTS cola_quoted_h_failed_records")
+
+
+def test_a_reconcile_rule_may_judge_the_change_of_its_difference(spark, tmp_path):
+    spark.createDataFrame([(1,)] * 5, "a int").createOrReplaceTempView("five_rows")
+    store = str(tmp_path / "h")
+    rule = {"type": "reconcile", "aggregate": "count", "reference": {"table": "five_rows"}, "difference": "absolute",
+            "must_be": "change between -10% and 10%"}
+    first = Cola().run(spark.range(6), [rule], history=store, dataset="d")[0]
+    second = Cola().run(spark.range(8), [rule], history=store, dataset="d")[0]
+    assert first.message == (
+        "reconcile(count) = 1: no baseline yet, so must_be (change between -10% and 10%) passes (data 6, reference 5)"
+    )
+    assert (second.severity, second.message) == (
+        "fail", "reconcile(count) = 3, change +200% from baseline 1 violates must_be (change between -10% and 10%) "
+                "(data 8, reference 5)",
+    )
+
+
+def test_a_derived_id_never_takes_an_id_another_rule_declares():
+    base = Cola().parse([{"type": "row_count", "must_be": "> 0"}])[0].rule_id
+    rules = [{"type": "row_count", "must_be": "> 0"}, {"type": "row_count", "min": 1, "id": base}]
+    assert [check.rule_id for check in Cola().parse(rules)] == [f"{base}#2", base]
+
+
+def test_an_anomaly_needs_at_least_its_warm_up_of_runs():
+    from cola_helpers import refused
+
+    assert refused({"type": "row_count", "must_be": "anomaly < 3", "baseline": {"runs": 3}}) == (
+        "rules[0] (row_count): 'baseline.runs' is 3, but an anomaly is scored against at least 5 earlier runs"
+    )

@@ -57,8 +57,9 @@ def test_exclude_marks_a_run_and_refuses_an_unknown_one(spark, store, capsys):
 
 
 def test_prune_deletes_old_rows_and_refuses_a_non_duration(spark, store, capsys):
-    assert main(["history", "prune", "--history", store, "--older-than", "3650d"]) == 0
-    assert capsys.readouterr().out == "pruned 0 rows older than 3650d\n"
+    reach = f"{(dt.datetime.now(dt.timezone.utc) - dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)).days + 2}d"
+    assert main(["history", "prune", "--history", store, "--older-than", reach]) == 0
+    assert capsys.readouterr().out == f"pruned 0 rows older than {reach}\n"
     assert main(["history", "prune", "--history", store, "--older-than", "1d"]) == 0
     assert capsys.readouterr().out == "pruned 2 rows older than 1d\n"
     assert spark.read.parquet(store).count() == 0
@@ -73,3 +74,27 @@ def test_a_store_that_is_not_a_history_is_refused(spark, tmp_path, capsys):
     spark.range(1).write.parquet(other)
     assert main(["history", "daily", "--history", other]) == 2
     assert "is not a Cola history store: it lacks run_id" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["daily", "--history", '{"path": '], "--history is not valid JSON: Expecting value (line 1, column 10)"),
+        (["daily", "--history", "/h", "--days", "0"], "--days must be a whole number >= 1, got 0"),
+        (["top", "--history", "/h", "--top", "-1"], "--top must be a whole number >= 1, got -1"),
+        (["daily", "--history", '{"path": "/h", "mode": "overwrite"}'],
+         "--history: a history store is only appended to, but its mode is 'overwrite'; leave 'mode' out or set it "
+         "to \"append\""),
+    ],
+    ids=["bad json", "days", "top", "mode"],
+)
+def test_bad_arguments_are_refused_before_spark_starts(argv, message, capsys):
+    assert main(["history", *argv]) == 2
+    assert capsys.readouterr().err == f"cola: error: {message}\n"
+
+
+def test_a_duration_beyond_any_timestamp_is_refused(store, capsys):
+    assert main(["history", "prune", "--history", store, "--older-than", "100000000000w"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cola: error: --older-than must be a duration such as 90d, 12h or 3600s, got '100000000000w'\n"
+    )

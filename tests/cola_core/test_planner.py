@@ -220,8 +220,11 @@ def test_aggregates_are_read_by_position_so_checks_cannot_collide(orders):
     ]
     checks = make_cola().parse(rules)
     plan = plan_block(orders, checks)
-    assert plan.positions == {0: [0, 1], 1: [2, 3], 2: [4]}
-    assert orders.agg(*plan.aggregates).columns == ["value", "_cola_0_0", "value", "_cola_0_0", "count(1)"]
+    # Every scanned check's rows_checked is the block's one count(1), placed after the first
+    # check's own aggregates; row_count's count is that same Column.
+    assert plan.positions == {0: [0, 1], 1: [3, 4], 2: [2]}
+    assert plan.rows_at == {0: 2, 1: 2, 2: 2}
+    assert orders.agg(*plan.aggregates).columns == ["value", "_cola_0_0", "count(1)", "value", "_cola_0_0"]
     results = run_block(orders, checks)
     assert [r.message for r in results] == ["999.85 of 5000", "4999 of 5000", "row_count = 5000 meets must_be (= 5000)"]
 
