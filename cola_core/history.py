@@ -181,7 +181,7 @@ def _rows(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[Any, ...]]
     rows = []
     for result in results:
         metric = result.metric_value
-        baseline = getattr(result, "baseline", None)
+        baseline = result.baseline
         rows.append((
             run.run_id, run.pipeline, run.dataset, result.rule_id, result.code, result.rule_type, result.check_name,
             result.dimension, result.severity, bool(result.passed), int(result.failed_count),

@@ -298,16 +298,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
         from pyspark.sql import functions as F
 
         reference = self.reference
-        aliases, key_values, matches = [], [], []
-        for number, (key, reference_key) in enumerate(zip(self.keys, self.reference_keys, strict=True)):
-            alias = f"{self.marker}_key{number}"
-            as_type = self.compared_as(df, key, reference_key)
-            data_key, reference_value = column_of(df, key), column_of(reference, reference_key)
-            if as_type is not None:
-                data_key, reference_value = try_cast(data_key, as_type), try_cast(reference_value, as_type)
-            aliases.append(alias)
-            key_values.append(reference_value.alias(alias))
-            matches.append(data_key == F.col(alias))
+        aliases, key_values, matches, complete = self.key_lookup(df, self.keys, self.reference_keys, self.marker)
         values, lost = [], []
         for number, (column, reference_column) in enumerate(zip(self.compared, self.reference_columns, strict=True)):
             reference_value = column_of(reference, reference_column)
@@ -318,8 +309,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
                 lost.append((number, reference_value.isNotNull() & cast.isNull()))
                 reference_value = cast
             values.append(reference_value.alias(f"v{number}"))
-        # NULL never equals anything, so reference rows with a NULL in the key can go first.
-        complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
+        # NULL never equals anything, so reference rows with a NULL in the key go first.
         # One row per key, with the number of reference rows that hold it; a key held twice
         # keeps no values, so its rows are not compared. A window rather than a groupBy: an
         # aggregate of text values is a sort-based aggregate, while the window's sort by key
@@ -346,7 +336,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
                 *[F.when(rows == 1, F.col(f"l{n}")).alias(self._lost_name(n)) for n, _ in lost],
             )
         )
-        return df.join(by_key, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
+        return df.join(by_key, on=matches, how="left").drop(*aliases)
 
     # -- the predicates ------------------------------------------------------------------
 

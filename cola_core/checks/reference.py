@@ -168,6 +168,32 @@ class _ReferenceCheck(BaseCheck):
             ) from None
 
 
+    def key_lookup(
+        self, df: DataFrame, keys: Sequence[str], reference_keys: Sequence[str], marker: str
+    ) -> tuple[list[str], list[Column], Column, Column]:
+        """How the data's ``keys`` meet the reference's ``reference_keys``, compared as one type.
+
+        Returns:
+            The aliases of the reference's key columns (``<marker>_key<n>``), those columns as
+            selected from the reference, the join condition with the data, and the condition
+            that none of the reference's keys is NULL (such a row names nothing).
+        """
+        from pyspark.sql import functions as F
+
+        aliases, selected, matches = [], [], []
+        for number, (column, reference_column) in enumerate(zip(keys, reference_keys, strict=True)):
+            alias = f"{marker}_key{number}"
+            as_type = self.compared_as(df, column, reference_column)
+            data_key, reference_key = column_of(df, column), column_of(self.reference, reference_column)
+            if as_type is not None:
+                data_key, reference_key = try_cast(data_key, as_type), try_cast(reference_key, as_type)
+            aliases.append(alias)
+            selected.append(reference_key.alias(alias))
+            matches.append(data_key == F.col(alias))
+        complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
+        return aliases, selected, reduce(lambda a, b: a & b, matches), complete
+
+
 # -- foreign_key -------------------------------------------------------------------------
 
 
@@ -221,21 +247,12 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
     def prepare(self, df: DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
 
-        reference = self.reference
-        aliases, reference_keys, matches = [], [], []
-        for number, (column, reference_column) in enumerate(zip(self.key_columns, self.reference_columns, strict=True)):
-            alias = f"{self.marker}_key{number}"
-            as_type = self.compared_as(df, column, reference_column)
-            data_key, reference_key = column_of(df, column), column_of(reference, reference_column)
-            if as_type is not None:
-                data_key, reference_key = try_cast(data_key, as_type), try_cast(reference_key, as_type)
-            aliases.append(alias)
-            reference_keys.append(reference_key.alias(alias))
-            matches.append(data_key == F.col(alias))
+        aliases, reference_keys, matches, complete = self.key_lookup(
+            df, self.key_columns, self.reference_columns, self.marker
+        )
         # NULL never equals anything, so reference rows with a NULL in the key can go first.
-        complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
-        known = reference.select(*reference_keys).where(complete).distinct().withColumn(self.marker, F.lit(True))
-        return df.join(known, on=reduce(lambda a, b: a & b, matches), how="left").drop(*aliases)
+        known = self.reference.select(*reference_keys).where(complete).distinct().withColumn(self.marker, F.lit(True))
+        return df.join(known, on=matches, how="left").drop(*aliases)
 
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F

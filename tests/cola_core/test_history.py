@@ -3,6 +3,7 @@ command line and the operators; its samples beside it; concurrent runs lose noth
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -26,7 +27,7 @@ from cola_core.history import (
     top_offenders,
 )
 from cola_core.job import JobSpec, job_parser
-from cola_core.specs import history_spec
+from cola_core.specs import history_spec, parse_source
 from cola_helpers import DATA, ORDERS_ARGV
 
 pytestmark = pytest.mark.spark
@@ -181,8 +182,7 @@ def test_the_job_spec_carries_the_history_through_its_command_line(tmp_path):
     spec = JobSpec(rules=str(DATA / "rules_split.json"), source=None, history=str(tmp_path / "h"), dataset="x",
                    dag_id="d", task_id="t", airflow_run_id="r")
     assert spec.history.mode == "append"
-    argv = JobSpec(**{**spec.__dict__, "source": __import__("cola_core").specs.parse_source(
-        {"path": "/in", "format": "csv"})}).to_argv()
+    argv = dataclasses.replace(spec, source=parse_source({"path": "/in", "format": "csv"})).to_argv()
     again = JobSpec.from_args(job_parser().parse_args(argv))
     assert (again.history, again.dataset, again.dag_id, again.task_id, again.airflow_run_id) == (
         spec.history, "x", "d", "t", "r",
