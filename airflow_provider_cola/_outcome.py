@@ -122,6 +122,9 @@ def settle(
         DownstreamTasksSkipped: raised by Airflow's branching to skip the other tasks.
     """
     context["ti"].xcom_push(key="return_value", value=summary)
+    # Kept on the task for what runs after execute() in the same process: the OpenLineage
+    # facets (on completion and on failure) and the outlets' asset event extras.
+    cast(Any, task).cola_summary = summary
     severity = summary["severity"]
     results = summary["results"]
     counts = summary["counts"]
