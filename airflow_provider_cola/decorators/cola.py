@@ -18,6 +18,7 @@ from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
+from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
     OnFailure,
     checked_branch,
@@ -43,7 +44,7 @@ __all__ = ["cola_check"]
 SPARK_ARGUMENT = "spark"
 
 
-class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn):
+class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOperator, BranchMixIn):
     """The operator behind ``@cola_check``; see :func:`cola_check` for the arguments."""
 
     custom_operator_name = "@task.cola_check"
@@ -204,6 +205,8 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
         ``cola_core.session.spark_session`` starts one with the connection's master and
         ``spark.*`` extras, then ``conf``; for a local or standalone master its Python workers
         run this interpreter, unless ``spark.pyspark.python`` or ``PYSPARK_PYTHON`` says otherwise.
+        Spark is quiet as in the operators (WARN, no progress bar, unless ``conf`` says
+        otherwise), and what the JVM writes to stderr goes to the task log at its own level.
         """
         from pyspark.sql import SparkSession
 
@@ -215,7 +218,17 @@ class _ColaCheckDecoratedOperator(DecoratedOperator, PythonOperator, BranchMixIn
             return active, False
         master, settings = self._connection_settings()
         settings.update(self.conf or {})
-        return spark_session(master, settings.items(), app_name=f"{self.dag_id}-{self.task_id}")
+        return spark_session(
+            master, settings.items(), app_name=f"{self.dag_id}-{self.task_id}", jvm_log=self._log_jvm_line
+        )
+
+    def _log_jvm_line(self, level: int, line: str) -> None:
+        """Log one line of the JVM's stderr at its own level (``jvm_log`` of ``spark_session``).
+
+        The task runner logs a task's stderr as errors, line by line; so Spark's warnings and
+        the JVM's start-up notice came out as errors on every run, even a passing one.
+        """
+        self.log.log(level, line)
 
     def _connection_settings(self) -> tuple[str, dict[str, Any]]:
         """The master URL and the ``spark.*`` settings of ``conn_id`` (``local[*]`` without one)."""

@@ -23,7 +23,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import DEFAULT_SPARK_BINA
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
-from cola_core.session import uses_local_python
+from cola_core.session import jvm_noise, quiet_spark_conf, spark_defaults, uses_local_python
 
 __all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message"]
 
@@ -98,10 +98,19 @@ def refused_message(message: str) -> str:
 
 
 class ColaSubmitHook(SparkSubmitHook):
-    """``SparkSubmitHook`` that keeps the tail of the Spark log and explains failures.
+    """``SparkSubmitHook`` that keeps Spark quiet, keeps the tail of its log and explains failures.
+
+    In client deploy mode (the driver runs here, and its log is the task's log) the job gets
+    ``cola_core.session.quiet_spark_conf``'s settings: Spark logs at WARN with the
+    ``log4j2.properties`` shipped in ``cola_core`` (appended to the user's
+    ``spark.driver.extraJavaOptions``, never replacing them), unless the conf, the
+    properties file (or spark-defaults.conf) or the environment name a log4j configuration
+    of their own; and no console progress bar unless they set one. So the first lines after
+    the spark-submit command line are the job's results table.
 
     Every failure of ``submit`` (spark-submit missing, a non-zero exit) becomes a
-    :class:`ColaJobError` whose message ends with the last meaningful lines of the log.
+    :class:`ColaJobError` whose message ends with the last meaningful lines of the log, once:
+    the hook's own exception, which repeats them after the whole command line, is not chained.
     """
 
     def __init__(self, *args: Any, secrets: Mapping[str, str] | None = None, **kwargs: Any) -> None:
@@ -113,6 +122,12 @@ class ColaSubmitHook(SparkSubmitHook):
         super().__init__(*args, **kwargs)
         self._cola_log: deque[str] = deque(maxlen=400)
         self._cola_secrets = dict(secrets or {})
+        if self.deploy_mode == "client":
+            # What spark-submit will see: this environment with the task's env_vars (for a
+            # master other than YARN and Kubernetes, the hook starts spark-submit with them).
+            environ = {**os.environ, **{str(k): str(v) for k, v in (self._env_vars or {}).items()}}
+            defaults = spark_defaults(self._properties_file, environ)
+            self._conf = quiet_spark_conf(self._conf, defaults, environ)
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         masked = super()._mask_cmd(connection_cmd)
@@ -143,7 +158,11 @@ class ColaSubmitHook(SparkSubmitHook):
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
         def keep(lines: Iterator[Any]) -> Iterator[Any]:
             for line in lines:
-                self._cola_log.append(str(line).rstrip("\n"))
+                text = str(line).rstrip("\n")
+                if jvm_noise(text):
+                    # The JVM's notice on every start: not worth a line of the task log.
+                    continue
+                self._cola_log.append(text)
                 yield line
 
         super()._process_spark_submit_log(keep(itr))
@@ -178,14 +197,16 @@ class ColaSubmitHook(SparkSubmitHook):
                 f"{self.binary} was not found: put Spark's bin/ on PATH, install pyspark next to "
                 f"this Python ({sys.executable}), or set spark-binary on the connection"
             ) from error
-        except AirflowException as error:
+        except AirflowException:
             process = self._submit_sp
             code = process.returncode if process is not None else None
             if code == EXIT_REFUSED and self.deploy_mode == "client":
                 # In client mode spark-submit exits with the job's own status.
                 message = self.job_error() or f"it printed no error; last lines of the Spark log:\n{self.log_tail()}"
-                raise ColaJobRefused(refused_message(message)) from error
+                raise ColaJobRefused(refused_message(message)) from None
+            # Not chained: the hook's exception says the same (the whole command line, which the
+            # task log shows already, then its own tail of the log), so the tail came twice.
             raise ColaJobError(
                 f"the Cola Spark job failed (spark-submit exit code {code}).\n"
                 f"Last lines of the Spark log:\n{self.log_tail()}"
-            ) from error
+            ) from None
