@@ -1,4 +1,5 @@
-"""What a task does with a results summary: push it, then branch, fail or log.
+"""What a task does with a results summary: push it, put it on the outlets' asset events,
+then branch, fail or log.
 
 Shared by the operators and the ``@cola_check`` decorator, so the three behave the same.
 """
@@ -16,9 +17,12 @@ if TYPE_CHECKING:
     from airflow.sdk import BranchMixIn, Context
 
 __all__ = [
+    "ASSET_EXTRA_KEY",
     "ON_FAILURE",
     "SEVERITIES",
     "OnFailure",
+    "asset_extra",
+    "attach_to_outlets",
     "checked_branch",
     "checked_on_failure",
     "checked_samples",
@@ -31,6 +35,10 @@ __all__ = [
 # the failures as a warning or as information.
 OnFailure = Literal["fail", "warn", "skip"]
 ON_FAILURE: tuple[OnFailure, ...] = ("fail", "warn", "skip")
+
+# Where an asset event's extra holds the Cola summary: under one key of its own, so that the
+# extras a task sets itself stay as they are, and a consumer can tell a checked event.
+ASSET_EXTRA_KEY = "cola"
 
 
 def checked_on_failure(on_failure: Any) -> OnFailure:
@@ -125,6 +133,9 @@ def settle(
     # Kept on the task for what runs after execute() in the same process: the OpenLineage
     # facets (on completion and on failure) and the outlets' asset event extras.
     cast(Any, task).cola_summary = summary
+    # Before branching: that raises too, and Airflow still emits the events then (a branch is
+    # a success). When the task fails, Airflow emits no event, so these extras go with it.
+    attach_to_outlets(task, context, summary)
     severity = summary["severity"]
     results = summary["results"]
     counts = summary["counts"]
@@ -149,3 +160,76 @@ def settle(
     log = task.log.warning if on_failure == "warn" else task.log.info
     log("Cola checks that failed (on_failure=%r, so the task succeeds):\n%s", on_failure, failed)
     return summary
+
+
+def asset_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The quality summary an outlet's asset event carries, under ``extra["cola"]``.
+
+    Kept small and JSON-safe, since the extra is stored with every event and handed to every
+    consumer: codes and rule ids, never messages or samples.
+
+    Args:
+        summary: the task's results summary (its XCom ``return_value``).
+
+    Returns:
+        ``{"severity", "counts", "failed_codes", "warned_codes", "rule_ids",
+        "failed_rule_ids"}``, plus ``valid_count`` and ``invalid_count`` for a split. The code
+        lists and ``failed_rule_ids`` follow the rule order, one item per result; a result
+        without a code is named by its rule type.
+    """
+    results = summary["results"]
+    failed = [result for result in results if result["severity"] == "fail"]
+    warned = [result for result in results if result["severity"] == "warn"]
+    extra: dict[str, Any] = {
+        "severity": summary["severity"],
+        "counts": {severity: int(summary["counts"][severity]) for severity in SEVERITIES},
+        "failed_codes": [_code(result) for result in failed],
+        "warned_codes": [_code(result) for result in warned],
+        "rule_ids": [result.get("rule_id") for result in results],
+        "failed_rule_ids": [result.get("rule_id") for result in failed],
+    }
+    if "valid_count" in summary:
+        extra["valid_count"] = int(summary["valid_count"])
+        extra["invalid_count"] = int(summary["invalid_count"])
+    return extra
+
+
+def _code(result: Mapping[str, Any]) -> str:
+    return str(result.get("code") or result["rule_type"])
+
+
+def attach_to_outlets(task: BranchMixIn, context: Context, summary: Mapping[str, Any]) -> None:
+    """Put :func:`asset_extra` on the asset event of each of the task's outlets.
+
+    An ``Asset`` or ``Asset.ref(...)`` outlet gets it on its own event. An ``AssetAlias``
+    names no asset by itself: the task adds the alias's assets while it runs
+    (``outlet_events[alias].add(asset)``), and each event added so far gets the summary; an
+    alias with none gets nothing, and the log says so. The extra's other keys are left as
+    the task set them.
+    """
+    from airflow.sdk import Asset, AssetAlias
+    from airflow.sdk.definitions.asset import AssetRef
+    from airflow.sdk.exceptions import AirflowRuntimeError
+
+    outlets = [o for o in getattr(task, "outlets", None) or () if isinstance(o, (Asset, AssetRef, AssetAlias))]
+    # Absent only when execute() is called by hand, outside a task run: then no event is emitted.
+    events = context.get("outlet_events")
+    if not outlets or events is None:
+        return
+    for outlet in outlets:
+        if isinstance(outlet, AssetAlias):
+            added = events[outlet].asset_alias_events
+            if not added:
+                task.log.info(
+                    "Cola: outlet AssetAlias(%r) has no asset event added by the task, so no summary is "
+                    "attached (add its asset with outlet_events[alias].add(asset) in the task)", outlet.name,
+                )
+            for event in added:
+                # A new dict: the one given to add() is the caller's.
+                event.extra = {**event.extra, ASSET_EXTRA_KEY: asset_extra(summary)}
+            continue
+        try:
+            events[outlet].extra[ASSET_EXTRA_KEY] = asset_extra(summary)
+        except AirflowRuntimeError as error:
+            # A ref to an asset Airflow does not know: Airflow emits no event for it either.
+            task.log.warning("Cola: no summary attached to outlet %r: %s", outlet, error)
