@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
     OnFailure,
     checked_branch,
@@ -67,7 +68,7 @@ _SUBMIT_TEMPLATE_FIELDS = (
 )
 
 
-class ColaCheckOperator(BaseOperator, BranchMixIn):
+class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
     """Check a source against Cola rules on Spark, push the results to XCom, and gate the DAG.
 
     The rules and the source are validated in the worker before anything is submitted: a
