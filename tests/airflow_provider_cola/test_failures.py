@@ -7,6 +7,7 @@ the two real spark-submits are shared by all the assertions below.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
@@ -29,6 +30,16 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 def error_of(log: str, error_class: str, message: str) -> None:
     """Assert that the task log shows ``error_class: message`` (the line Airflow logs)."""
     assert f"{error_class}: {message}\n" in log, f"{error_class}: {message!r} not in the log"
+
+
+def messages(log: str, error_class: str) -> list[str]:
+    """The whole message of each ``error_class`` exception in the log: up to the next log record."""
+    found = []
+    for part in log.split(f"\n{error_class}: ")[1:]:
+        lines = part.split("\n")
+        end = next((i for i, line in enumerate(lines) if re.match(r"\d{4}-\d\d-\d\dT", line)), len(lines))
+        found.append("\n".join(lines[:end]).rstrip("\n"))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +93,22 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
         "Traceback (most recent call last):\n"
         "RuntimeError: the fake job crashed on purpose",
     )
+    # That is the whole message, and the log shows the tail once for each try: in it, and
+    # nowhere else (the hook's own exception, which repeated it after the whole command line,
+    # is not chained to it, and no spark-submit failure shows that exception).
+    crash = (
+        "the Cola Spark job failed (spark-submit exit code 3).\n"
+        "Last lines of the Spark log:\n"
+        "26/01/01 00:00:00 WARN FakeSubmit: mode crash\n"
+        "Traceback (most recent call last):\n"
+        "RuntimeError: the fake job crashed on purpose"
+    )
+    crashes = [text for text in messages(outcome.log, "airflow_provider_cola.errors.ColaJobError")
+               if "exit code 3" in text]
+    assert crashes == [crash, crash]
+    assert outcome.log.count("\nRuntimeError: the fake job crashed on purpose\n") == 2
+    assert "Cannot execute: " not in outcome.log
+    assert "Last spark-submit output:" not in outcome.log
     # ...and is retried, as it may be transient.
     assert outcome.tries["crashed_job"] == 2
     # Exit 0 without a results file, or with a corrupt one, is never read as a pass.
@@ -195,12 +222,22 @@ def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path
     from airflow_provider_cola.operators import ColaCheckOperator
 
     monkeypatch.setenv("PATH", unactivated_path())
+    # The user's own log4j configuration wins over Cola's (WARN): at INFO, the driver says
+    # when it has started.
+    info = tmp_path / "info.properties"
+    info.write_text(
+        "rootLogger.level = info\nrootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
+    )
+    java_options = f"-Xss4m -Dlog4j.configurationFile={info}"
     operator = ColaCheckOperator(
         task_id="killed",
         conn_id="spark_local",
         rules=[{"type": "row_count", "min": 1}],
         source={"path": str(ORDERS / "2024-01-01"), "format": "json"},
-        conf={"spark.ui.enabled": "false"},
+        conf={"spark.ui.enabled": "false", "spark.driver.extraJavaOptions": java_options},
     )
     failure: list[BaseException] = []
 
@@ -220,6 +257,11 @@ def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path
             break
         time.sleep(0.2)
     process = operator._hook._submit_sp
+    assert operator._hook._conf == {
+        "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": java_options,
+        "spark.ui.showConsoleProgress": "false",
+    }
+    assert any("INFO SparkContext: Running Spark version" in line for line in list(operator._hook._cola_log))
     operator.on_kill()
     worker.join(timeout=60)
 

@@ -1,0 +1,115 @@
+"""What a reader of a task's log sees: the task log file that Airflow's worker writes.
+
+The tasks run as a worker runs them, each in its own process under Airflow's supervisor,
+which writes the task log file and logs whatever the task process writes to its stderr as
+errors (``task.stderr``). ``run_dag`` alone runs tasks inside the test process, where there
+is no such file and stderr is not the task's, so here ``dag.test()``'s in-process runner is
+replaced by the supervisor (``supervise_task``, the function a worker calls) for every task.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.airflow, pytest.mark.spark]
+
+SPARK_INFO = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO ")
+
+
+@pytest.fixture
+def supervised_run(run_dag, monkeypatch, tmp_path):
+    """``run_dag``, each task run by Airflow's supervisor in a process of its own.
+
+    Returns ``(outcome, logs)``: ``logs`` maps a task id to the records of its log file.
+    """
+    import airflow.sdk.execution_time.supervisor as supervisor
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.sdk.api.datamodels._generated import BundleInfo
+    from airflow.utils.session import create_session
+
+    folders = iter(range(1_000_000))
+    logs_folder = tmp_path
+
+    def supervised(ti: Any, task: Any, client: Any = None) -> Any:
+        supervisor.supervise_task(
+            ti=ti,
+            bundle_info=BundleInfo(name="dags-folder", version=None),
+            dag_rel_path=task.dag.relative_fileloc,
+            token="",
+            client=client or supervisor.InProcessTestSupervisor._api_client(task.dag),
+            log_path=str(logs_folder / f"{ti.task_id}.log"),
+        )
+        with create_session() as session:
+            state = session.get(TaskInstance, ti.id).state
+        # What dag.test() reads of the in-process runner's result.
+        return SimpleNamespace(ti=SimpleNamespace(state=state, task=task), state=state, msg=None, error=None)
+
+    monkeypatch.setattr(supervisor, "run_task_in_process", supervised)
+
+    def run(dag_id: str, day: str) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+        nonlocal logs_folder
+        # A folder per run: the supervisor appends to a task's log file.
+        logs_folder = tmp_path / str(next(folders))
+        logs_folder.mkdir()
+        outcome = run_dag(dag_id, day)
+        logs = {
+            path.stem: [json.loads(line) for line in path.read_text().splitlines()]
+            for path in logs_folder.glob("*.log")
+        }
+        return outcome, logs
+
+    return run
+
+
+def events(records: list[dict[str, Any]]) -> list[str]:
+    return [record["event"] for record in records]
+
+
+def test_a_passing_decorator_run_logs_nothing_at_error_level(supervised_run):
+    outcome, logs = supervised_run("cola_decorator", "2024-01-01")
+
+    assert outcome.states == {"check_orders": "success", "publish": "success"}
+    records = logs["check_orders"]
+    assert "Cola: pass (3 passed, 0 warned, 0 failed)" in events(records)
+    # Spark's start-up banner, the JVM's notice and the progress bar came as task.stderr errors.
+    assert [record for record in records if record["level"] in ("error", "critical")] == []
+    assert [record for record in records if record.get("logger") == "task.stderr"] == []
+    assert {record["level"] for record in records} == {"info"}
+    assert [line for line in events(records) if SPARK_INFO.match(line) or "[Stage " in line] == []
+
+
+def test_the_operator_log_shows_the_results_table_right_after_the_command_line(supervised_run):
+    outcome, logs = supervised_run("cola_check_and_branch", "2024-01-01")
+
+    assert outcome.states == {"check_orders": "success", "load": "success", "notify": "skipped",
+                              "quarantine": "skipped"}
+    lines = events(logs["check_orders"])
+    command = next(index for index, line in enumerate(lines) if line.startswith("Spark-Submit cmd: "))
+    assert lines[command + 1:command + 10] == [
+        "SEVERITY  RULE             CODE                    VALUE  FAILED  MESSAGE",
+        "PASS      row_count        row_count                   -       0  row_count = 6 is within bounds (min 1)",
+        "PASS      not_null         not_null(order_id)          -       0  not_null(order_id): no NULL values",
+        "PASS      unique           unique(order_id)            -       0  unique(order_id): all 6 rows are unique",
+        "PASS      range            NEGATIVE_AMOUNT             -       0  range(amount,0,): all values in range (>= 0)",
+        "PASS      missing_percent  missing_percent(email)      0       0  missing_percent(email) = 0 meets must_be "
+        "(< 20%)",
+        "",
+        "5 results: 5 pass, 0 warn, 0 fail",
+        "Cola: pass (5 passed, 0 warned, 0 failed)",
+    ]
+    assert [line for line in lines if SPARK_INFO.match(line)] == []
+    assert {record["level"] for record in logs["check_orders"]} == {"info"}
+    # The settings that make it so are on the command line, after the task's own conf.
+    config = (Path(__file__).resolve().parents[2] / "cola_core" / "log4j2.properties").as_uri()
+    assert (
+        " --conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=2"
+        " --conf spark.ui.showConsoleProgress=false"
+        f" --conf spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={config} --py-files "
+    ) in lines[command]
+
