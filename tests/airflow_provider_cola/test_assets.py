@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +36,7 @@ PRODUCER_IDS = ids_of(PRODUCER_RULES)
 OUTLETS_IDS = PRODUCER_IDS[:3]
 FAILED_CODES = ["not_null(order_id)", "unique(order_id)", "NEGATIVE_AMOUNT"]
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "assets.md"
 # The extra of the producer's event on each sample day.
 PASSED_DAY = {
     "severity": "pass", "counts": {"pass": 5, "warn": 0, "fail": 0}, "failed_codes": [], "warned_codes": [],
@@ -344,6 +347,17 @@ def test_an_event_without_a_cola_summary_raises_by_default_naming_the_asset_and_
     assert cola_quality_branch(events, branch=branch, unchecked="accept") == ["load"]
     # Not judged, not in the way.
     assert cola_quality_gate(events, assets=["customers"]) is True
+
+
+def test_the_documented_extra_and_error_are_the_real_ones():
+    from airflow_provider_cola.assets import ColaAssetError, cola_quality_gate
+
+    text_blocks = re.findall(r"^```text\n(.*?)^```$", DOCS.read_text(), re.M | re.S)
+    (extra,) = [json.loads(block) for block in text_blocks if block.startswith('{"cola"')]
+    assert extra == {"cola": FAILED_DAY}
+    with pytest.raises(ColaAssetError) as raised:
+        cola_quality_gate(_triggering(_event("orders", {}, source_dag_id=None)))
+    assert f"airflow_provider_cola.assets.ColaAssetError: {raised.value}\n" in text_blocks
 
 
 def test_an_event_from_a_task_without_a_summary_names_its_source():
