@@ -2,14 +2,19 @@
 
 pyspark raises several unrelated classes (its own ``PySparkException`` family, and a bare
 ``Py4JJavaError`` for what it does not convert), so these read what every one carries: the
-getters where they exist, the text otherwise.
+getters where they exist, the text otherwise. :func:`analyse_now` makes Spark Connect raise
+what a classic session raises at once.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "sql_state_of"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["analyse_now", "condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "sql_state_of"]
 
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 _SQL_STATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})")
@@ -86,3 +91,13 @@ def first_line(error: BaseException) -> str:
                 return cause.group(1).strip() if cause else line
             return line
     return type(error).__name__
+
+
+def analyse_now(df: DataFrame) -> None:
+    """Have Spark analyse ``df`` now, so that a missing table or column raises here.
+
+    A classic session analyses every DataFrame as it is built; Spark Connect only when it has
+    to, and its client answers ``schema`` from a cache after a filter. A semantic hash needs
+    the analysed plan on both, and runs no job.
+    """
+    df.semanticHash()

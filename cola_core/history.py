@@ -26,8 +26,8 @@ from cola_core._columns import quote
 from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaError, ColaOutputError, ThresholdError
 from cola_core.publish import (
-    FileSystem,
     Publication,
+    file_system,
     publish_folder,
     publish_table_swap,
     sibling_table,
@@ -134,7 +134,7 @@ def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA)
         rows = spark.table(spec.table)
     else:
         assert spec.path is not None
-        if not FileSystem(spark).exists(spec.path):
+        if not file_system(spark).exists(spec.path):
             return None
         reader = spark.read.format(spec.format or "parquet").options(**spec.options)
         try:
@@ -225,7 +225,7 @@ def _append(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
         write_output(rows, spec)
         return
     assert spec.path is not None
-    fs = FileSystem(spark)
+    fs = file_system(spark)
     staging = fs.sibling(spec.path, "_cola_staging")
     publication = Publication()
     try:
@@ -382,7 +382,7 @@ def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
             spark.sql(f"DROP TABLE IF EXISTS {staged}")
         return
     assert spec.path is not None
-    fs = FileSystem(spark)
+    fs = file_system(spark)
     staging = fs.sibling(spec.path, "_cola_staging")
     try:
         write_output(rows.coalesce(1), dataclasses.replace(spec, path=staging, mode="errorifexists"))

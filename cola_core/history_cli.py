@@ -23,6 +23,7 @@ from cola_core.history import (
     rule_trend,
     top_offenders,
 )
+from cola_core.job import remote_url
 from cola_core.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
@@ -42,7 +43,11 @@ def add_history_commands(commands: Any) -> None:
     actions = history.add_subparsers(dest="action", required=True, metavar="{exclude,prune,daily,dimensions,trend,top}")
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument("--history", required=True, metavar="OUTPUT", help="the history store (a path or an output)")
-    store.add_argument("--master", metavar="URL", help="the Spark master of the session started (default local[*])")
+    session = store.add_mutually_exclusive_group()
+    session.add_argument("--master", metavar="URL", help="the Spark master of the session started (default local[*])")
+    session.add_argument(
+        "--remote", metavar="sc://HOST:PORT", type=remote_url, help="run as a client of this Spark Connect server"
+    )
     exclude = actions.add_parser("exclude", parents=[store], help="mark a run so that baselines skip it")
     exclude.add_argument("--run-id", required=True, metavar="ID", help="the run to exclude")
     prune = actions.add_parser("prune", parents=[store], help="delete rows older than a duration")

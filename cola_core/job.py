@@ -24,7 +24,7 @@ from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.specs import FORMATS, OutputSpec, SourceSpec, history_spec, parse_output, parse_source
 
-__all__ = ["COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_samples", "job_parser"]
+__all__ = ["COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_samples", "job_parser", "remote_url"]
 
 Command = Literal["check", "split"]
 COMMANDS: tuple[Command, ...] = ("check", "split")
@@ -62,6 +62,8 @@ class JobSpec:
         annotate_valid: for ``split`` with ``annotate``, write its column (NULL) to the valid
             output as well, which spares a copy of the valid rows.
         master: the Spark master of a session the job starts.
+        remote: instead of ``master``, a Spark Connect server (``sc://host:15002``): the job
+            runs as its client, with no spark-submit.
         conf: Spark settings of a session the job starts.
         verbose: say on stderr which cola_core and Spark ran.
         history: the history store each result is appended to (append only).
@@ -88,6 +90,7 @@ class JobSpec:
     quarantine_key: tuple[str, ...] = ()
     annotate_valid: bool = False
     master: str | None = None
+    remote: str | None = None
     conf: tuple[tuple[str, str], ...] = field(default=())
     verbose: bool = False
     history: OutputSpec | None = None
@@ -102,6 +105,11 @@ class JobSpec:
         if not isinstance(self.rules, str):
             object.__setattr__(self, "rules", tuple(self.rules))
         checked_samples(self.samples)
+        if self.remote is not None:
+            if not isinstance(self.remote, str) or not self.remote.startswith("sc://"):
+                raise ColaError(f"remote must be a Spark Connect URL such as sc://host:15002, got {self.remote!r}")
+            if self.master is not None:
+                raise ColaError("give master or remote, not both: a Spark Connect client has no master of its own")
         if not isinstance(self.allow_external_access, bool):
             raise ColaError(f"allow_external_access must be true or false, got {self.allow_external_access!r}")
         splitting = self.command == "split"
@@ -160,6 +168,7 @@ class JobSpec:
             quarantine_key=tuple(args.quarantine_key) if splitting else (),
             annotate_valid=bool(args.annotate_valid) if splitting else False,
             master=args.master,
+            remote=args.remote,
             conf=tuple(args.conf),
             verbose=args.verbose,
             history=_output_argument(args.history, "--history", history_spec) if args.history else None,
@@ -200,6 +209,8 @@ class JobSpec:
             argv += ["--checks", package]
         if self.master is not None:
             argv += ["--master", self.master]
+        if self.remote is not None:
+            argv += ["--remote", self.remote]
         for key, value in self.conf:
             argv += ["--conf", f"{key}={value}"]
         if self.verbose:
@@ -260,6 +271,13 @@ class JobSpec:
         if not isinstance(data, dict):
             raise ColaError(f"a job is a JSON object, got {type(data).__name__}")
         return cls.from_dict(data)
+
+
+def remote_url(text: str) -> str:
+    """Refuse (as a usage error) a ``--remote`` that is not a Spark Connect URL."""
+    if not text.startswith("sc://"):
+        raise argparse.ArgumentTypeError(f"a Spark Connect URL looks like sc://host:15002, got {text!r}")
+    return text
 
 
 def job_parser() -> argparse.ArgumentParser:
@@ -352,6 +370,10 @@ def _common_arguments() -> argparse.ArgumentParser:
     spark.add_argument(
         "--master", metavar="URL",
         help="the Spark master; by default spark-submit's, or local[*] when run directly with none set",
+    )
+    spark.add_argument(
+        "--remote", metavar="sc://HOST:PORT", type=remote_url,
+        help="run as a client of this Spark Connect server instead (no spark-submit; SPARK_REMOTE works too)",
     )
     spark.add_argument(
         "--conf", action="append", default=[], type=_key_value, metavar="KEY=VALUE",

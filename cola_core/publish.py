@@ -10,11 +10,15 @@ they were. Backups of overwritten outputs are deleted only once every step has s
 What this makes atomic depends on the file system: a directory rename is one atomic
 operation on HDFS, the local file system and ABFS with a hierarchical namespace, but S3 and
 other object stores copy every file to rename a folder (see the README's "What is atomic").
-The Hadoop API is reached through the JVM of a classic session.
+The Hadoop API is reached through the JVM of a classic session. A Spark Connect client has no
+JVM: it publishes local paths itself (:class:`LocalFileSystem`), once a probe has shown that
+the server writes the same files (a local server, or a mount both share).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +33,8 @@ from cola_core.sqlguard import tokenize
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["FileSystem", "Publication", "TableFacts", "sibling_table", "table_facts"]
+__all__ = ["FileSystem", "Files", "LocalFileSystem", "Publication", "TableFacts", "file_system", "sibling_table",
+           "table_facts"]
 
 # Spark's file listing skips names starting with these, so readers never see staging folders
 # and backups named so, nor Hadoop's checksum and marker files.
@@ -40,7 +45,8 @@ class FileSystem:
     """The few Hadoop ``FileSystem`` calls publishing needs, on any location Spark can write.
 
     Raises:
-        ColaOutputError: at creation, for a session without a JVM (Spark Connect).
+        ColaOutputError: at creation, for a session without a JVM (Spark Connect; use
+            :func:`file_system`).
     """
 
     def __init__(self, spark: SparkSession) -> None:
@@ -138,6 +144,154 @@ class FileSystem:
         fs.create(path, True).close()
 
 
+class LocalFileSystem:
+    """:class:`FileSystem`'s calls on the local file system, for a Spark Connect client.
+
+    Spark Connect gives the client no file system API, so the client moves the staged files
+    itself. That is only right when the server writes where the client reads: every folder
+    used is first probed (a file written here must be visible to the server's reader), and
+    any other location is refused before anything is written.
+
+    Raises:
+        ColaOutputError: a location that is not an absolute local path, or one the server
+            does not share with this client.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._shared: set[str] = set()
+
+    def qualified(self, location: str) -> str:
+        return f"file:{self._local(location)}"
+
+    def same_file_system(self, first: str, second: str) -> bool:
+        return os.stat(self._existing(self._local(first))).st_dev == os.stat(self._existing(self._local(second))).st_dev
+
+    def exists(self, location: str) -> bool:
+        return os.path.lexists(self._local(location))
+
+    def is_directory(self, location: str) -> bool:
+        return os.path.isdir(self._local(location))
+
+    def parent(self, location: str) -> str:
+        path = self._local(location)
+        if path == "/":
+            raise ColaOutputError(f"output {location!r} is the root of its file system; write to a folder below it")
+        return self.qualified(os.path.dirname(path))
+
+    def child(self, location: str, name: str) -> str:
+        return self.qualified(os.path.join(self._local(location), name))
+
+    def sibling(self, location: str, prefix: str) -> str:
+        name = os.path.basename(self._local(location))
+        return self.child(self.parent(location), f"{prefix}_{uuid.uuid4().hex}_{name}")
+
+    def rename(self, source: str, target: str) -> None:
+        source_path, target_path = self._local(source), self._local(target)
+        if os.path.lexists(target_path):
+            raise ColaOutputError(f"cannot move {source} to {target}: {target} already exists")
+        try:
+            os.rename(source_path, target_path)
+        except OSError as error:
+            raise ColaOutputError(f"cannot move {source} to {target}: {error}") from error
+
+    def delete(self, location: str) -> None:
+        path = self._local(location)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+
+    def make_folders(self, location: str) -> list[str]:
+        created: list[str] = []
+        current = self._local(location)
+        while not os.path.lexists(current):
+            created.append(self.qualified(current))
+            current = os.path.dirname(current)
+        if not os.path.isdir(current):
+            raise ColaOutputError(f"cannot create the folder {location}: file:{current} is a file, not a folder")
+        try:
+            os.makedirs(self._local(location), exist_ok=True)
+        except OSError as error:
+            raise ColaOutputError(f"cannot create the folder {location}: {error}") from error
+        return created
+
+    def data_files(self, location: str) -> list[str]:
+        root = self._local(location)
+        found: list[str] = []
+        for folder, folders, files in os.walk(root):
+            folders[:] = sorted(name for name in folders if not name.startswith(_HIDDEN))
+            relative = os.path.relpath(folder, root)
+            prefix = "" if relative == "." else f"{relative}/"
+            found.extend(f"{prefix}{name}" for name in sorted(files) if not name.startswith(_HIDDEN))
+        return found
+
+    def touch(self, location: str) -> None:
+        with open(self._local(location), "w"):
+            pass
+
+    def _local(self, location: str) -> str:
+        """The absolute local path of ``location``, in a folder the server shares."""
+        path = location[len("file:"):] if location.startswith("file:") else location
+        if path.startswith("//"):  # file:///tmp/x
+            path = path[2:]
+        if "://" in location and not location.startswith("file:"):
+            raise ColaOutputError(
+                f"over Spark Connect, Cola can only publish to local paths the server shares with this client, "
+                f"not {location!r}: the client has no access to the server's file systems. Write to a table instead"
+            )
+        if not os.path.isabs(path):
+            raise ColaOutputError(
+                f"over Spark Connect, a path output must be absolute, got {location!r}: the server resolves "
+                "relative paths against its own working folder"
+            )
+        path = os.path.normpath(path)
+        self._ensure_shared(self._existing(path))
+        return path
+
+    @staticmethod
+    def _existing(path: str) -> str:
+        """The deepest existing folder that is ``path`` or holds it."""
+        while not os.path.isdir(path):
+            path = os.path.dirname(path)
+        return path
+
+    def _ensure_shared(self, folder: str) -> None:
+        # One analysis request, no job, per folder not below one already probed: Spark lists
+        # a path when it resolves a read.
+        if any(folder == shared or folder.startswith(shared.rstrip("/") + "/") for shared in self._shared):
+            return
+        probe = os.path.join(folder, f"_cola_probe_{uuid.uuid4().hex}")
+        try:
+            os.mkdir(probe)
+            with open(os.path.join(probe, "probe.txt"), "w") as handle:
+                handle.write("cola\n")
+        except OSError as error:
+            raise ColaOutputError(f"cannot write to {folder}: {error}") from error
+        try:
+            self._spark.read.format("text").load(f"file:{probe}").schema
+        except Exception as error:
+            raise ColaOutputError(
+                f"over Spark Connect, Cola publishes path outputs from this client, but the server does not see "
+                f"{folder} as this client does ({first_line(error)}); use a local server or a shared mount, or "
+                "write to a table"
+            ) from error
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+        self._shared.add(folder)
+
+
+# What publishing works with: Hadoop's file system through the JVM, or the client's own.
+Files = FileSystem | LocalFileSystem
+
+
+def file_system(spark: SparkSession) -> Files:
+    """The file system to publish with: Hadoop's in a classic session, the local one over Connect."""
+    if getattr(spark, "_jvm", None) is None:
+        return LocalFileSystem(spark)
+    return FileSystem(spark)
+
+
 @dataclass
 class Publication:
     """The steps of a publication done so far, each with what undoes it.
@@ -181,7 +335,7 @@ class Publication:
         return problems
 
 
-def publish_folder(publication: Publication, fs: FileSystem, staged: str, target: str, mode: str) -> None:
+def publish_folder(publication: Publication, fs: Files, staged: str, target: str, mode: str) -> None:
     """Move the staged folder ``staged`` into ``target`` as ``mode`` says, recording the undo.
 
     - absent target (any mode): ``staged`` is renamed to ``target``;
@@ -220,7 +374,7 @@ def publish_folder(publication: Publication, fs: FileSystem, staged: str, target
     publication.after_commit(lambda: fs.touch(fs.child(target, "_SUCCESS")))
 
 
-def _remove_empty(fs: FileSystem, folders: list[str]) -> None:
+def _remove_empty(fs: Files, folders: list[str]) -> None:
     # Deepest first; a folder someone else has filled meanwhile is left alone.
     for folder in folders:
         if fs.exists(folder) and not fs.data_files(folder):
@@ -386,7 +540,7 @@ def publish_table_swap(publication: Publication, spark: SparkSession, staged: st
 
 
 def publish_table_files(
-    publication: Publication, spark: SparkSession, fs: FileSystem, staged: str, facts: TableFacts
+    publication: Publication, spark: SparkSession, fs: Files, staged: str, facts: TableFacts
 ) -> None:
     """Append to a file-based table: its staged files are moved into its folder, then the
     table is refreshed (and, when partitioned, its new partitions registered)."""

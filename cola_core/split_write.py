@@ -47,10 +47,11 @@ from cola_core.planner import (
     prepare_all,
 )
 from cola_core.publish import (
-    FileSystem,
+    Files,
     Publication,
     TableFacts,
     drop_table,
+    file_system,
     publish_folder,
     publish_new_table,
     publish_table_files,
@@ -144,7 +145,7 @@ def split_write(
     """
     destinations = [_Destination(VALID, parse_output(valid)), _Destination(INVALID, parse_output(invalid))]
     spark = df.sparkSession
-    fs = FileSystem(spark)
+    fs = file_system(spark)
     checks = checked_block(df, checks)
     row_checks = [check for check in checks if check.is_row_level]
     has_warn_rules = any(check.severity_level == "warn" for check in row_checks)
@@ -211,7 +212,7 @@ class _Staging:
 
     @classmethod
     def beside(
-        cls, spark: SparkSession, fs: FileSystem, destinations: list[_Destination], *, renamed_first: bool
+        cls, spark: SparkSession, fs: Files, destinations: list[_Destination], *, renamed_first: bool
     ) -> _Staging:
         """Beside, and in the layout of, the path output that can be renamed: the invalid one
         when the valid rows are copied anyway (``renamed_first``), else the first path."""
@@ -238,7 +239,7 @@ class _Staging:
         return OutputSpec(path=self.folder, format=self.layout.format,
                           partition_by=(self.outcome, *self.layout.partition_by), options=self.layout.options)
 
-    def side(self, fs: FileSystem, side: str) -> str:
+    def side(self, fs: Files, side: str) -> str:
         return fs.child(self.folder, f"{self.outcome}={side}")
 
 
@@ -277,7 +278,7 @@ class _SideColumns:
 
 
 def _write_staging(
-    fs: FileSystem,
+    fs: Files,
     df: DataFrame,
     prepared: DataFrame,
     row_checks: Sequence[BaseCheck],
@@ -428,7 +429,7 @@ def _with_path(spec: OutputSpec, path: str) -> OutputSpec:
                       options=spec.options)
 
 
-def _resolve(spark: SparkSession, fs: FileSystem, destination: _Destination) -> None:
+def _resolve(spark: SparkSession, fs: Files, destination: _Destination) -> None:
     """Refuse, before any job, a destination that cannot be published, and say how it will be."""
     spec = destination.spec
     if spec.mode == "ignore":
@@ -523,7 +524,7 @@ def _table_identity(spark: SparkSession, name: str) -> tuple[str, ...]:
     return (*current[: 3 - len(parts)], *parts) if len(parts) <= 3 else tuple(parts)
 
 
-def _choose_route(fs: FileSystem, destination: _Destination, staging: _Staging, columns: _SideColumns) -> None:
+def _choose_route(fs: Files, destination: _Destination, staging: _Staging, columns: _SideColumns) -> None:
     """A path output is published by renaming its staged folder when that folder is already
     what it must hold; otherwise its rows are copied from staging first."""
     if destination.how != "folder":
@@ -574,7 +575,7 @@ def _csv_error(column: str) -> ColaOutputError:
 
 def _stage(
     spark: SparkSession,
-    fs: FileSystem,
+    fs: Files,
     destination: _Destination,
     staging: _Staging,
     flagged: _Flagged,
@@ -624,7 +625,7 @@ def _stage(
 
 
 def _read_staged(
-    spark: SparkSession, fs: FileSystem, staging: _Staging, flagged: _Flagged, columns: Sequence[str], side: str
+    spark: SparkSession, fs: Files, staging: _Staging, flagged: _Flagged, columns: Sequence[str], side: str
 ) -> DataFrame:
     """One side's rows, read back from staging with that side's columns: a plain read of files
     already written, so the same rows whatever the input does meanwhile."""
@@ -637,7 +638,7 @@ def _read_staged(
     return rows.select(*(quote(name) for name in columns))
 
 
-def _publish(spark: SparkSession, fs: FileSystem, destinations: list[_Destination]) -> None:
+def _publish(spark: SparkSession, fs: Files, destinations: list[_Destination]) -> None:
     """Publish both destinations, or undo what was done and raise."""
     publication = Publication()
     for destination in destinations:
@@ -671,7 +672,7 @@ def _publish(spark: SparkSession, fs: FileSystem, destinations: list[_Destinatio
         _LOG.warning("the split is published, but a backup could not be removed: %s", problem)
 
 
-def _clean_up(spark: SparkSession, fs: FileSystem, staging: str, destinations: list[_Destination]) -> None:
+def _clean_up(spark: SparkSession, fs: Files, staging: str, destinations: list[_Destination]) -> None:
     """Remove the staging folders and tables (a published folder has been moved out already)."""
     for location in [staging, *(f for d in destinations for f in d.leftovers)]:
         try:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
+from cola_core._spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.specs import GLOB_CHARACTERS, OutputSpec, SourceSpec, parse_output, parse_source, without_file_scheme
 from cola_core.sqlguard import spark_parse_problem
@@ -42,11 +42,17 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
             raise ColaSourceError(f"cannot read the query: {problem}")
     try:
         if spec.path is not None:
-            return spark.read.format(spec.format).options(**spec.options).load(spec.path)
-        if spec.table is not None:
-            return spark.read.table(spec.table)
-        if spec.query is not None:
-            return spark.sql(spec.query)
+            df = spark.read.format(spec.format).options(**spec.options).load(spec.path)
+        elif spec.table is not None:
+            df = spark.read.table(spec.table)
+        elif spec.query is not None:
+            df = spark.sql(spec.query)
+        else:
+            df = None
+        if df is not None:
+            # A missing table or a bad query fails here over Spark Connect too, as in classic mode.
+            analyse_now(df)
+            return df
     except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
         condition = condition_of(error)
         if condition == "PATH_NOT_FOUND":
@@ -71,7 +77,9 @@ def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) ->
             ``error``/``errorifexists``.
     """
     spec = parse_output(config)
-    writer = df.write.mode(spec.mode).options(**spec.options)
+    # The same mode under two names; Spark Connect knows only "error".
+    mode = "error" if spec.mode == "errorifexists" else spec.mode
+    writer = df.write.mode(mode).options(**spec.options)
     if spec.format is not None:
         writer = writer.format(spec.format)
     if spec.partition_by:

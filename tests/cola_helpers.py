@@ -7,6 +7,7 @@ factories, the Spark job counter, and message fragments several suites compare e
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,11 @@ ORDERS_ARGV = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option
                "--option", "inferSchema=true"]
 # What every threshold error ends with (cola_core.errors.ThresholdError).
 THRESHOLD_HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
+
+
+# The engine suite's second run: every test session of this process is a Spark Connect client
+# of a local server (tests/connect_server.py) instead of a classic local session.
+CONNECT = os.environ.get("COLA_SPARK_CONNECT") == "1"
 
 
 # -- running rules ---------------------------------------------------------------------------

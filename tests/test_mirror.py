@@ -15,6 +15,8 @@ their own names:
 - ``tests/cola_core/test_independence.py``: cola_core needs only pyspark and the standard library;
 - ``tests/cola_core/test_column_names.py``: every rule type on names with dots, spaces, backticks;
 - ``tests/cola_core/test_identity.py``: rule ids, derived by the checks and assigned by the parser;
+- ``tests/cola_core/test_connect.py``: over Spark Connect, the same results as classic mode, the
+  requests Cola sends, and ``--remote``;
 - ``tests/cola_core/test_custom_checks.py``: custom checks written as the seeds document them,
   through registry, planner and split together;
 - ``tests/test_peer_parity.py``: the same answers as the hand-written peers' checks;
@@ -81,7 +83,7 @@ def test_every_exemption_is_still_needed_and_names_tests_that_exist():
 
 CROSS_CUTTING = {
     "test_fuzz_rules", "test_hostile_data", "test_independence", "test_column_names", "test_custom_checks",
-    "test_identity",
+    "test_identity", "test_connect",
 }
 
 

@@ -25,6 +25,8 @@ from cola_core import BaseCheck, CheckResult, Cola
 from cola_core._format import format_number
 from cola_helpers import NoFutureDateCheck
 
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
+
 UTC = dt.timezone.utc
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, exact_sum_input, scope_column, try_cast
 from cola_core._format import format_number, render_code
-from cola_core._spark_errors import first_line
+from cola_core._spark_errors import analyse_now, first_line
 from cola_core._values import plain_number
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.checks.rows import CountedRowCheck
@@ -372,6 +372,7 @@ class ReconcileCheck(_ReferenceCheck):
         if condition is not None:
             try:
                 reference = reference.where(scope_column(condition))
+                analyse_now(reference)  # Spark Connect would raise only when the scan runs
             except PySparkException as error:
                 reason = f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}"
                 raise self.rule_error(reason) from error

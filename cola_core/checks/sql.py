@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import first_line
@@ -47,14 +47,9 @@ DEFAULT_VIEW = "_validation_df"
 
 _VIEW_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VIEW_PREFIX = "_cola_view_"
-_FRESH_VIEW = re.compile(_VIEW_PREFIX + "[0-9a-f]{32}")
+# The names Spark may show for the rule's view: Cola's own, or pyspark's over Spark Connect.
+_FRESH_VIEW = re.compile(f"(?:{_VIEW_PREFIX}|_pyspark_connect_temp_view_)[0-9a-f]{{32}}")
 _POSITION = re.compile(r";?\s*line \d+ pos \d+;?\s*$")
-
-
-def sql_view_name(sql: str) -> str:
-    """The fresh view name in SQL text that :meth:`SqlCheck._registered` rewrote."""
-    found = _FRESH_VIEW.search(sql)
-    return found.group(0) if found else _VIEW_PREFIX
 
 
 class SqlCheck(BaseCheck):
@@ -117,21 +112,20 @@ class SqlCheck(BaseCheck):
         it against the DataFrame (an unknown column or table is a rule error): no job runs."""
         from pyspark.errors import PySparkException
 
-        with self._registered(df) as sql:
+        with self._registered(df) as query:
             try:
-                df.sparkSession.sql(sql).schema
+                query().schema
             except PySparkException as error:
                 # Spark saw the rewritten text: its positions and the fresh view name are not
                 # the user's, so they are left out of the message.
-                message = _POSITION.sub("", first_line(error)).replace(sql_view_name(sql), self._view_name)
+                message = _FRESH_VIEW.sub(self._view_name, _POSITION.sub("", first_line(error)))
                 raise ColaRuleError(f"Spark cannot analyse '{self._mode}': {message}") from error
 
     def run(self, df: DataFrame) -> CheckResult:
-        spark = df.sparkSession
-        with self._registered(df) as sql:
+        with self._registered(df) as query:
             if self._mode == "query":
-                return self._run_query(spark, sql)
-            failed_rows = spark.sql(sql)
+                return self._run_query(query())
+            failed_rows = query()
         failed = failed_rows.count()
         if failed:
             message = f"{self.error_message} ({failed} failed rows)"
@@ -147,21 +141,31 @@ class SqlCheck(BaseCheck):
         return "query" if "query" in self.params else "failed_rows"
 
     @contextlib.contextmanager
-    def _registered(self, df: DataFrame) -> Iterator[str]:
-        """``df`` as a fresh temp view for the block, and the rule's SQL pointed at it."""
+    def _registered(self, df: DataFrame) -> Iterator[Callable[[], DataFrame]]:
+        """The rule's SQL over ``df`` under a fresh name, as a function giving its DataFrame."""
+        spark = df.sparkSession
         text = self.params[self._mode]
-        confirm_query(df.sparkSession, text, self._mode)
+        confirm_query(spark, text, self._mode)
         view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
+        sql = rename_relation(text, self._view_name, view)
+        if getattr(spark, "_jvm", None) is None:
+            # Spark Connect resolves a view's name whenever the query runs, which may be after
+            # this block has dropped it (the failed rows are written later). The DataFrame
+            # travels with the query instead, as a named subquery; braces are doubled because
+            # the text is a format string there.
+            template = sql.replace("{", "{{").replace("}", "}}").replace(view, f"{{{view}}}")
+            yield lambda: spark.sql(template, None, **{view: df})
+            return
         # A fresh name, never createOrReplace: the user's own views stay as they are.
         df.createTempView(view)
         try:
-            yield rename_relation(text, self._view_name, view)
+            yield lambda: spark.sql(sql)
         finally:
-            df.sparkSession.catalog.dropTempView(view)
+            spark.catalog.dropTempView(view)
 
-    def _run_query(self, spark: Any, sql: str) -> CheckResult:
+    def _run_query(self, query: DataFrame) -> CheckResult:
         # Two rows are enough to tell "exactly one" from "more than one" without collecting more.
-        rows = spark.sql(sql).take(2)
+        rows = query.take(2)
         if len(rows) != 1 or len(rows[0]) != 1 or not isinstance(rows[0][0], (bool, type(None))):
             shape = "no rows" if not rows else "more than one row" if len(rows) > 1 else repr(rows[0])
             return CheckResult(

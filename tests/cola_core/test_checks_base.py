@@ -11,6 +11,8 @@ from cola_core.checks import BUILTIN_CHECKS
 from cola_core.specs import SourceSpec
 from cola_helpers import codes_of, fk, run_all
 
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
+
 ROW, AGGREGATE, SELF_RUNNING = Capability.ROW, Capability.AGGREGATE, Capability.SELF_RUNNING
 
 

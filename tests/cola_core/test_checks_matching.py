@@ -11,7 +11,7 @@ from cola_core import CheckResult, Cola
 from cola_core.errors import ColaRuleError
 from cola_helpers import jobs_of, refused, run_one, sorted_rows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 def match(reference: str, **fields) -> dict:

@@ -18,7 +18,7 @@ from cola_core import Cola, ColaRuleError
 from cola_core._format import format_number
 from cola_helpers import metric, refused, run_one
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 # -- row_count (metric form) -------------------------------------------------------------

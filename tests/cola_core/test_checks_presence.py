@@ -8,7 +8,7 @@ import pytest
 
 from cola_helpers import refused, run_all
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 def test_values_present_rule(order_lines):

@@ -14,7 +14,7 @@ from cola_core.errors import ColaSourceError
 from cola_core.planner import read_inputs
 from cola_helpers import fk, jobs_of, rec, refused, run_one, sorted_rows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 @pytest.fixture

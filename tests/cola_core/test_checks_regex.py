@@ -17,6 +17,8 @@ from cola_core import Cola
 from cola_core.checks._backtracking import ADJACENT, ALTERNATION, NESTED
 from cola_helpers import refused
 
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
+
 
 def regex(pattern: str) -> dict:
     return {"type": "regex", "column": "v", "pattern": pattern}

@@ -7,7 +7,7 @@ import pytest
 from cola_core import Cola
 from cola_helpers import codes_of, refused, run_all
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 def test_expression_rule(order_lines):

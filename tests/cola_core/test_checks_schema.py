@@ -10,7 +10,7 @@ import pytest
 from cola_core import CheckResult
 from cola_helpers import refused, run_one
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from cola_core import CheckResult, Cola, ColaRuleError
 from cola_helpers import refused, run_one
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 # -- query mode ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 from cola_core import Cola
 from cola_helpers import metric, refused, run_one
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 # -- invalid_count / invalid_percent: validity settings ----------------------------------

@@ -30,7 +30,7 @@ from cola_core.job import JobSpec, job_parser
 from cola_core.specs import history_spec, parse_source
 from cola_helpers import DATA, ORDERS_ARGV
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 RULES = [
     {"type": "not_null", "columns": ["email"], "id": "emails", "dimension": "Completeness"},
@@ -198,10 +198,11 @@ def _cola(*args, cwd):
     )
 
 
-def test_several_command_line_runs_at_once_lose_nothing(spark, tmp_path):
+def test_several_command_line_runs_at_once_lose_nothing(spark, session_args, tmp_path):
     store = tmp_path / "history"
     rules = str(DATA / "rules_split.json")
-    runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), cwd=tmp_path) for _ in range(3)]
+    runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), *session_args, cwd=tmp_path)
+            for _ in range(3)]
     outcomes = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [1, 1, 1], outcomes
     frame = spark.read.parquet(str(store))

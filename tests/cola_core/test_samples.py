@@ -15,7 +15,7 @@ from cola_core import Cola
 from cola_core.report import results_text, summarise
 from cola_helpers import run_all
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 AWKWARD = """SELECT CAST(NULL AS INT) AS id,
   INTERVAL '1 02:03:04.5' DAY TO SECOND AS day_time,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cola_core import Cola, ColaError, ColaSplit
 from cola_helpers import codes_of, sorted_rows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 def _rows(df, *columns):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaError, ColaOutputError, SplitOutcome
 from cola_helpers import sorted_rows
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 ORDERS = [
     (1, "ana@x.io", 10.0, "paid"),
