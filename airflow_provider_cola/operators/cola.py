@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
 from airflow.sdk.exceptions import AirflowException
@@ -27,6 +28,7 @@ from airflow_provider_cola._outcome import (
     settle,
 )
 from airflow_provider_cola._rules import (
+    RuleBlock,
     checked_local_path,
     checked_output,
     checked_source,
@@ -40,6 +42,7 @@ from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobR
 from airflow_provider_cola.operators._argv import rules_file
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, launcher_environment, refused_message
+from cola_core._spark_errors import first_line
 from cola_core.errors import ColaError
 from cola_core.job import Command, JobSpec
 
@@ -66,6 +69,17 @@ _SUBMIT_TEMPLATE_FIELDS = (
     "proxy_user",
     "properties_file",
 )
+
+
+# What only spark-submit uses, with each argument's default: over Spark Connect, giving one is a
+# mistake to point out rather than to ignore.
+_SUBMIT_ONLY: dict[str, Any] = {
+    "results_uri": None, "files": None, "py_files": None, "archives": None, "jars": None, "packages": None,
+    "exclude_packages": None, "repositories": None, "driver_class_path": None, "total_executor_cores": None,
+    "executor_cores": None, "executor_memory": None, "driver_memory": None, "num_executors": None, "keytab": None,
+    "principal": None, "proxy_user": None, "env_vars": None, "spark_binary": None, "properties_file": None,
+    "yarn_queue": None, "deploy_mode": None,
+}
 
 
 class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
@@ -246,6 +260,10 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         )
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
         outputs = {**self._job_outputs(), **history_job_fields(self.history, self.dataset, context, None)}
+        remote = self._connect_url()
+        if remote is not None:
+            summary = self._run_as_connect_client(remote, block, source, outputs)
+            return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and not self.results_uri:
             raise ColaConfigError(
@@ -266,6 +284,58 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 split=self.command == "split", checks=block.checks, log_tail=self._hook.log_tail
             )
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+
+    def _connect_url(self) -> str | None:
+        """With a ``spark_connect`` connection, its URL (it may carry a token: never logged)."""
+        try:
+            conn = BaseHook.get_connection(self.conn_id)
+        except AirflowException:
+            return None
+        if conn.conn_type != "spark_connect":
+            return None
+        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+        given = sorted(name for name, default in _SUBMIT_ONLY.items() if getattr(self, name) != default)
+        if given:
+            raise ColaConfigError(
+                f"{', '.join(given)} only apply to spark-submit; the spark_connect connection {self.conn_id!r} "
+                "runs the engine in this worker as a Spark Connect client (Spark settings go in conf)"
+            )
+        return SparkConnectHook(self.conn_id).get_connection_url()
+
+    def _run_as_connect_client(
+        self, remote: str, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Run the job in this process as a client of the Spark Connect server ``remote``.
+
+        Raises:
+            ColaJobRefused: the engine refused the source, an output or a rule on the data.
+            ColaJobError: Spark failed (the server cannot be reached, a query crashed).
+        """
+        from cola_core.report import render_table
+        from cola_core.runner import load_job, run_job
+        from cola_core.session import spark_session
+
+        job = load_job(self._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
+        self.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(remote).netloc)
+        try:
+            spark, started_here = spark_session(remote, (self.conf or {}).items())
+            try:
+                outcome = run_job(job, spark)
+            finally:
+                if started_here:
+                    spark.stop()
+        except ColaError as error:
+            raise ColaJobRefused(str(error)) from error
+        except Exception as error:
+            from pyspark.errors import AnalysisException
+
+            if isinstance(error, AnalysisException):  # as `cola` says it: SQL in a rule Spark refuses
+                raise ColaJobRefused(f"Spark refused a query: {first_line(error)}") from error
+            raise ColaJobError(f"the Cola job over Spark Connect failed: {first_line(error)}") from error
+        table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
+        self.log.info("Cola results:\n%s", table)
+        return outcome.summary
 
     def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
         with launcher_environment(hook.binary, hook.master, self.env_vars, self.conf) as changes:
@@ -288,13 +358,17 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         if self._hook is not None:
             self._hook.on_kill()
 
-    def _job_spec(self, rules: str, source: SourceSpec, results: str, outputs: Mapping[str, Any]) -> JobSpec:
+    def _job_spec(
+        self, rules: str | tuple[Mapping[str, Any], ...], source: SourceSpec, results: str | None,
+        outputs: Mapping[str, Any],
+    ) -> JobSpec:
         """The job this task submits: every operator argument that reaches the engine goes here.
 
         Args:
-            rules: the ``--rules`` path the driver reads (see ``rules_file``).
+            rules: the ``--rules`` path the driver reads (see ``rules_file``), or the rules
+                themselves for a job run in this process (Spark Connect).
             source: the source, validated (``checked_source``).
-            results: where the job writes its results file.
+            results: where the job writes its results file (None in this process).
             outputs: the job's outputs, validated (:meth:`_job_outputs`).
 
         Raises:

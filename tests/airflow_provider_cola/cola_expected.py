@@ -113,3 +113,17 @@ ORDERS_FAILED_CHECKS = (
     "  [FAIL] unique(order_id): 1 duplicate row (6 rows, 5 distinct)\n"
     "  [FAIL] range(amount,0,): 1 value out of range (>= 0)"
 )
+
+# The split example's XCom on 2024-01-03 (test_example_dags, and over Spark Connect).
+SPLIT_FAIL_SUMMARY = summary(
+    result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
+           failed_count=1),
+    result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
+           failed_count=1),
+    result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
+    result("regex", "fail", "regex(country,^[A-Z]{2}$): 1 value does not match (NULL counts as not matching)",
+           "BAD_COUNTRY", failed_count=1),
+    ids=SPLIT_IDS, rows=6,
+    valid_count=1,
+    invalid_count=5,
+)
