@@ -124,8 +124,8 @@ def _run_asset_triggered(dag_id: str, capfd) -> dict[str, Any]:
     from airflow.models.dagbag import DBDagBag
     from airflow.models.dagrun import DagRun
     from airflow.models.xcom import XComModel
+    from airflow.sdk import timezone
     from airflow.sdk.definitions.dag import _run_task
-    from airflow.utils import timezone
     from airflow.utils.session import create_session
     from airflow.utils.sqlalchemy import prohibit_commit
     from airflow.utils.state import DagRunState, TaskInstanceState
