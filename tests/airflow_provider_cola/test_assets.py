@@ -282,11 +282,12 @@ def _cola(severity: str, *failed_codes: str) -> dict[str, Any]:
 def test_the_latest_event_of_each_asset_decides_whatever_the_order_given():
     from airflow_provider_cola.assets import cola_quality_branch, cola_quality_extras, cola_quality_gate
 
-    # Listed newest first: the timestamp decides, not the position. The alias lists the
-    # orders events a second time, as Airflow's accessor does.
+    # The latest is neither the first nor the last given: the timestamp decides, not the
+    # position. The alias lists the orders events a second time, as Airflow's accessor does.
     events = _triggering(
-        _event("orders", _cola("pass"), minutes=30, aliases=("daily",)),
         _event("orders", _cola("fail", "NEGATIVE_AMOUNT"), minutes=10, aliases=("daily",)),
+        _event("orders", _cola("pass"), minutes=30, aliases=("daily",)),
+        _event("orders", _cola("warn"), minutes=20, aliases=("daily",)),
         _event("customers", _cola("warn"), minutes=20),
     )
 
@@ -300,9 +301,8 @@ def test_the_latest_event_of_each_asset_decides_whatever_the_order_given():
     # A severity the mapping leaves out follows no task.
     assert cola_quality_branch(events, branch={"pass": "load"}) == []
     # A plain list of events (as inlet_events[asset] gives) is read the same way.
-    assert cola_quality_extras([_event("orders", _cola("fail"), 5), _event("orders", _cola("warn"), 1)]) == {
-        "orders": _cola("fail")["cola"]
-    }
+    listed = [_event("orders", _cola("warn"), 1), _event("orders", _cola("fail"), 5), _event("orders", _cola("pass"), 3)]
+    assert cola_quality_extras(listed) == {"orders": _cola("fail")["cola"]}
 
 
 def test_an_asset_the_gate_names_is_matched_by_asset_name_or_uri():
