@@ -68,6 +68,8 @@ def test_check_with_only_a_warn_exits_0_and_writes_results_and_report(spark, tmp
     assert (expected["severity"], expected["passed"], expected["counts"]) == ("warn", True, {"pass": 2, "warn": 1, "fail": 0})
     engine_results = [CheckResult.from_dict(item) for item in expected["results"]]
     assert done.stdout == render_table(engine_results) + "\n"  # piped, so plain: no colour codes
+    # No Spark banner, INFO line or progress bar: only the notice the JVM prints on every start.
+    assert done.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n"
     assert done.stdout.splitlines()[0] == "SEVERITY  RULE           CODE                  VALUE  FAILED  MESSAGE"
     assert done.stdout.splitlines()[3].startswith("WARN      email present  missing_count(email)      1       0  ")
     rows = spark.read.csv(str(report), header=True).collect()

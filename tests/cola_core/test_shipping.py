@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import cola_core
+from cola_core.session import log4j_config_path, quiet_spark_conf
 from cola_core.shipping import job_entry_path, package_files, py_files_zip
 from cola_helpers import DATA, ORDERS_ARGV, summary_outline
 
@@ -39,6 +40,8 @@ def test_the_zip_holds_every_source_file_of_the_package_and_no_bytecode(tmp_path
         assert names == on_disk == list(package_files())
         assert {"cola_core/__init__.py", "cola_core/_job_entry.py", "cola_core/checks/base.py", "cola_core/py.typed"} <= set(names)
         assert archive.read("cola_core/cli.py") == (PACKAGE_DIR / "cli.py").read_bytes()
+        # The log4j configuration the operators point the driver at goes with the job.
+        assert archive.read("cola_core/log4j2.properties") == log4j_config_path().read_bytes()
 
 
 def test_the_zip_is_cached_by_content_and_built_the_same_everywhere(tmp_path):
@@ -77,8 +80,10 @@ def test_the_entry_script_runs_from_the_zip_without_site_packages(tmp_path):
 # -- real spark-submit ----------------------------------------------------------------------------
 
 
-def spark_submit(zip_path: Path, *arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``spark-submit --py-files <zip> <entry script> ...`` from the test's virtualenv."""
+def spark_submit(
+    zip_path: Path, *arguments: str, cwd: Path, conf: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``spark-submit [--conf k=v ...] --py-files <zip> <entry script> ...`` from the test's virtualenv."""
     bin_dir = Path(sys.executable).parent
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SPARK_HOME")}
     # The venv's spark-submit finds Spark with whatever python3 is on PATH: put the venv first.
@@ -87,6 +92,7 @@ def spark_submit(zip_path: Path, *arguments: str, cwd: Path) -> subprocess.Compl
     command = [
         str(bin_dir / "spark-submit"), "--master", "local[1]",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1",
+        *(word for key, value in (conf or {}).items() for word in ("--conf", f"{key}={value}")),
         "--py-files", str(zip_path), str(job_entry_path()), *arguments, "--verbose",
     ]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -164,3 +170,22 @@ def _spark_version() -> str:
     import pyspark
 
     return pyspark.__version__
+
+
+@pytest.mark.spark
+def test_spark_submit_with_the_quiet_settings_logs_no_info_line_in_client_mode(tmp_path):
+    zip_path = py_files_zip(tmp_path / "cache")
+    arguments = ("check", "--rules", str(DATA / "rules_warn.json"), *ORDERS_ARGV)
+    environ = {key: value for key, value in os.environ.items() if key not in ("SPARK_HOME", "SPARK_CONF_DIR")}
+    quiet = spark_submit(zip_path, *arguments, cwd=tmp_path, conf=quiet_spark_conf({}, environ=environ))
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    # The driver (this machine's JVM, in client mode) logged nothing but the JVM's own notice.
+    assert quiet.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n"
+    # Its output: the job's --verbose line (the Python driver's stderr), then the results table.
+    assert provenance(quiet) == quiet.stdout.splitlines()[0]
+    assert quiet.stdout.splitlines()[1] == "SEVERITY  RULE           CODE                  VALUE  FAILED  MESSAGE"
+    # Without them: Spark's default profile, at INFO.
+    noisy = spark_submit(zip_path, *arguments, cwd=tmp_path)
+    assert noisy.returncode == 0, noisy.stderr[-3000:]
+    assert "Using Spark's default log4j profile: org/apache/spark/log4j2-defaults.properties" in noisy.stderr
+    assert len(re.findall(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO ", noisy.stderr, flags=re.M)) > 50
