@@ -79,3 +79,17 @@ def test_the_split_example_runs_over_spark_connect(airflow_home, server_port, tm
     assert xcom["split_orders"] == SPLIT_FAIL_SUMMARY
     # Published from the client after the probe: the local server shares this machine's files.
     assert sorted(os.listdir(tmp_path / "2024-01-03")) == ["quarantine", "report", "valid"]
+
+
+def test_the_decorator_gets_a_connect_session_from_a_spark_connect_connection(airflow_home, server_port):
+    done = _dags_test("cola_test_connect", "2024-01-03", server_port)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-5000:]
+    states, xcom = _outcome("cola_test_connect", "2024-01-03")
+    assert states == {"orders_over_connect": "success"}
+    assert "session: pyspark.sql.connect.session" in log
+    results = xcom["orders_over_connect"]["results"]
+    assert [(r["code"], r["severity"], r["message"]) for r in results] == [
+        ("unique(order_id)", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"),
+        ("row_count", "pass", "row_count = 6 is within bounds (min 1)"),
+    ]
