@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_cola.operators._spark_submit import interpreter_bin_dir, launcher_environment
+from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, interpreter_bin_dir, launcher_environment
+from cola_core.session import log4j_config_path
 from cola_testenv import unactivated_path
 
 pytestmark = pytest.mark.airflow
@@ -51,3 +52,68 @@ def test_launcher_environment_is_set_for_the_submit_and_restored(monkeypatch):
     with launcher_environment("spark-submit", "local", None, None) as changes:
         assert "PYSPARK_PYTHON" not in changes
     assert os.environ["PYSPARK_PYTHON"] == "/usr/bin/python3"
+
+
+# -- quiet Spark in the task log ----------------------------------------------------------------
+
+CONFIG = f"-Dlog4j2.configurationFile={log4j_config_path().as_uri()}"
+
+
+def test_in_client_mode_the_hook_adds_the_quiet_settings_after_the_users(monkeypatch, tmp_path):
+    for name in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "LOG4J_CONFIGURATION_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    hook = ColaSubmitHook(conn_id="spark_local", conf={"spark.ui.enabled": "false"})
+    assert hook._conf == {
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.driver.extraJavaOptions": CONFIG,
+    }
+    command = hook._build_spark_submit_command("job.py")
+    assert command[:9] == [
+        "spark-submit", "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.ui.showConsoleProgress=false", "--conf", f"spark.driver.extraJavaOptions={CONFIG}",
+    ]
+    # The user's Java options are kept, ours appended; their progress bar setting stays.
+    hook = ColaSubmitHook(
+        conn_id="spark_local",
+        conf={"spark.driver.extraJavaOptions": "-Xss4m", "spark.ui.showConsoleProgress": "true"},
+    )
+    assert hook._conf == {
+        "spark.driver.extraJavaOptions": f"-Xss4m {CONFIG}", "spark.ui.showConsoleProgress": "true",
+    }
+    # A properties file's Java options would be replaced by a --conf: they are carried over.
+    properties = tmp_path / "job.conf"
+    properties.write_text("spark.driver.extraJavaOptions -Dfrom.file=1\nspark.ui.showConsoleProgress true\n")
+    hook = ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))
+    assert hook._conf == {"spark.driver.extraJavaOptions": f"-Dfrom.file=1 {CONFIG}"}
+    # ...and a log4j configuration it names wins, as one in the conf or in the task's env_vars does.
+    properties.write_text("spark.driver.extraJavaOptions -Dlog4j.configurationFile=/etc/mine.properties\n")
+    assert ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))._conf == {
+        "spark.ui.showConsoleProgress": "false",
+    }
+    mine = {"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/etc/mine.xml"}
+    assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf == {**mine, "spark.ui.showConsoleProgress": "false"}
+    hook = ColaSubmitHook(conn_id="spark_local", env_vars={"LOG4J_CONFIGURATION_FILE": "/etc/mine.xml"})
+    assert hook._conf == {"spark.ui.showConsoleProgress": "false"}
+
+
+def test_in_cluster_mode_the_conf_is_left_as_it_is():
+    # The driver runs on the cluster, where this machine's log4j2.properties is not.
+    hook = ColaSubmitHook(conn_id="spark_local", deploy_mode="cluster", conf={"spark.ui.enabled": "false"})
+    assert hook._conf == {"spark.ui.enabled": "false"}
+
+
+def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail():
+    hook = ColaSubmitHook(conn_id="spark_local")
+    lines = [
+        "WARNING: Using incubator modules: jdk.incubator.vector\n",
+        "SEVERITY  RULE  CODE\n",
+        "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called\n",
+        "26/01/01 00:00:00 ERROR Something: the end of the log\n",
+    ]
+    hook._process_spark_submit_log(iter(lines))
+    # SparkSubmitHook logs each line it is given, and keeps it for its own message.
+    assert list(hook._last_submit_log_lines) == [
+        "SEVERITY  RULE  CODE",
+        "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called",
+        "26/01/01 00:00:00 ERROR Something: the end of the log",
+    ]
+    assert hook.log_tail() == "SEVERITY  RULE  CODE\n26/01/01 00:00:00 ERROR Something: the end of the log"
