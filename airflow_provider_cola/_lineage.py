@@ -234,9 +234,9 @@ def assertions_facet(
 ) -> data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet:
     """``dataQualityAssertions``: one assertion per result of the summary, in rule order.
 
-    ``assertion`` is the result's code; ``success`` is true when the result is a pass (the
-    facet's ``success`` says whether the test found issues, whatever their severity, so a
-    warn is ``false`` with severity ``warn``); ``severity`` is ``warn`` for a warn (or a rule
+    ``assertion`` is the result's code; ``success`` is the result's ``passed``, as the issue
+    asks and as Cola judges it: a warn passed, and its ``severity`` (``warn``) says that it
+    found something; ``severity`` is ``warn`` for a warn (or a rule
     declared ``"severity": "warn"``) and ``error`` otherwise; ``name`` is the rule's ``name``,
     else its ``rule_id``. ``column``, ``expected``, ``actual``, ``content`` and ``params``
     come from the rule, so they need ``checks``.
@@ -255,7 +255,7 @@ def assertions_facet(
         assertions.append(
             facet.Assertion(
                 assertion=result.get("code") or result["rule_type"],
-                success=result["severity"] == "pass",
+                success=bool(result["passed"]),
                 column=_column(check),
                 severity=_severity(result, check),
                 name=result.get("check_name") or result.get("rule_id"),

@@ -209,15 +209,15 @@ def test_assertions_of_a_real_run(day3):
         # Passed by its tolerance (a share of rows, so no expected count): no issue that counts.
         {"assertion": "not_null(order_id)", "success": True, "column": "order_id", "severity": "error",
          "name": ids[2], "actual": "1", "params": {"rule_type": "not_null", "rule_id": ids[2], "tolerance": "< 50%"}},
-        # A warn found an issue: success is false, and the severity says it only warns.
-        {"assertion": "unique(order_id)", "success": False, "column": "order_id", "severity": "warn", "name": ids[3],
+        # A warn passed (Cola lets it); its severity says it found something.
+        {"assertion": "unique(order_id)", "success": True, "column": "order_id", "severity": "warn", "name": ids[3],
          "expected": "0", "actual": "1", "params": {"rule_type": "unique", "rule_id": ids[3]}},
         {"assertion": "NEGATIVE_AMOUNT", "success": False, "column": "amount", "severity": "error", "name": ids[4],
          "expected": "0", "actual": "1", "params": {"rule_type": "range", "rule_id": ids[4], "dimension": "Validity"}},
         {"assertion": "missing_count(email)", "success": True, "column": "email", "severity": "error",
          "name": ids[5], "expected": "= 0", "actual": "0", "params": {"rule_type": "missing_count", "rule_id": ids[5]}},
         # In the warn band of a metric: passed in Cola's terms, an issue in the facet's.
-        {"assertion": "distinct_count(country)", "success": False, "column": "country", "severity": "warn",
+        {"assertion": "distinct_count(country)", "success": True, "column": "country", "severity": "warn",
          "name": ids[6], "expected": "> 3", "actual": "5",
          "params": {"rule_type": "distinct_count", "rule_id": ids[6], "warn": "> 10"}},
         {"assertion": "min(amount)", "success": False, "column": "amount", "severity": "error", "name": ids[7],
@@ -303,7 +303,7 @@ def test_a_summary_without_its_rules_gives_what_the_results_say(day3):
              "params": {"rule_type": "not_null", "rule_id": ids[1]}},
             {"assertion": "not_null(order_id)", "success": True, "name": ids[2],
              "params": {"rule_type": "not_null", "rule_id": ids[2]}},
-            {"assertion": "unique(order_id)", "success": False, "severity": "warn", "name": ids[3],
+            {"assertion": "unique(order_id)", "success": True, "severity": "warn", "name": ids[3],
              "params": {"rule_type": "unique", "rule_id": ids[3]}},
         ]
         # Without the rules, where each number was measured is not known: nothing is claimed.
@@ -529,7 +529,7 @@ def test_dag_run_emits_the_quality_facets(run_dag, openlineage_events, tmp_path)
             {"assertion": "not_null(order_id,email)", "success": False, "severity": "error", "name": "keys present",
              "expected": "0", "actual": "1",
              "params": {"rule_type": "not_null", "rule_id": ids[1], "columns": ["order_id", "email"]}},
-            {"assertion": "unique(order_id)", "success": False, "column": "order_id", "severity": "warn",
+            {"assertion": "unique(order_id)", "success": True, "column": "order_id", "severity": "warn",
              "name": ids[2], "expected": "0", "actual": "1", "params": {"rule_type": "unique", "rule_id": ids[2]}},
             {"assertion": "max(amount)", "success": True, "column": "amount", "severity": "error", "name": ids[3],
              "expected": "<= 1000", "actual": "300", "params": {"rule_type": "max", "rule_id": ids[3]}},
