@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_history(args: argparse.Namespace) -> int:
     try:
         store = checked_history_arguments(args)  # before any JVM starts
-        spark, started_here = spark_session(args.master, ())
+        spark, started_here = spark_session(args.remote or args.master, ())
         try:
             print(run_history_command(args, spark, store), flush=True)
         finally:
@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         _remove_stale(results_path)
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
     job = load_job(JobSpec.from_args(args))
-    spark, started_here = spark_session(job.spec.master, job.spec.conf)
+    spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
         if job.spec.verbose:
             _say_provenance(spark)
