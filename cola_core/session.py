@@ -154,7 +154,9 @@ def quiet_spark_conf(
     ]
     folder = _conf_dir(environ)
     if (
-        any(_names_log4j_config(text) for text in named)
+        # An install without the file (built without its package data): log4j2 would complain.
+        not log4j_config_path().is_file()
+        or any(_names_log4j_config(text) for text in named)
         or environ.get("LOG4J_CONFIGURATION_FILE")
         or (folder is not None and any(Path(folder, name).is_file() for name in _LOG4J_FILES))
     ):
