@@ -350,7 +350,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 # Whatever a failed job left (a refusal, a partial file) is read once, never again.
                 results.discard()
                 if refusal is not None:
-                    raise ColaJobRefused(refused_message(refusal)) from error
+                    raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
                 raise
 
     def on_kill(self) -> None:

@@ -64,8 +64,10 @@ CONNECTION_BLOCKS = [b for b in docs.all_blocks() if b.kind == "bash" and "AIRFL
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in CONNECTION_BLOCKS])
 def test_documented_connection_is_what_airflow_reads(block, tmp_path):
-    """The README's connection, exported as shown, is a local-mode Spark connection to Airflow."""
+    """The README's connections, exported as shown, are what Airflow reads: a local-mode Spark
+    connection, or a Spark Connect one whose URL the Spark provider's hook builds."""
     from airflow.models.connection import Connection
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
     script = block.text + '\nenv | grep "^AIRFLOW_CONN_" \n'
     done = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
@@ -73,5 +75,11 @@ def test_documented_connection_is_what_airflow_reads(block, tmp_path):
     for line in done.stdout.splitlines():
         name, value = line.split("=", 1)
         connection = Connection.from_json(value, conn_id=name.removeprefix("AIRFLOW_CONN_").lower())
+        if connection.conn_type == "spark_connect":
+            assert json.loads(value) == {"conn_type": "spark_connect", "host": "spark-connect.internal", "port": 15002}
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv(name, value)
+                assert SparkConnectHook(connection.conn_id).get_connection_url() == "sc://spark-connect.internal:15002/"
+            continue
         assert connection.conn_type == "spark"
         assert connection.host == json.loads(value)["host"] == "local[2]"
