@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from cola_core.errors import ColaError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -195,6 +197,13 @@ def spark_session(
 
     active = SparkSession.getActiveSession()
     if active is not None:
+        if master is not None and master.startswith("sc://") and getattr(active, "_jvm", None) is not None:
+            # pyspark cannot hold a Connect client beside a classic session in one process, and
+            # reusing the classic one would quietly run the job somewhere else than asked.
+            raise ColaError(
+                "a classic Spark session is already running in this process, so it cannot also be a Spark "
+                "Connect client; run the Cola task in a process of its own (or stop that session first)"
+            )
         return active, False
     settings = dict(conf)
     launched_by_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ

@@ -343,7 +343,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 self.log.info("spark-submit runs with %s", changes)
             try:
                 hook.submit(str(_job_entry_path()))
-            except ColaJobError as error:
+            except ColaJobError:
                 # Where spark-submit's exit status is not the job's (cluster deploy mode), the
                 # results file still says that the job refused its inputs.
                 refusal = results.refusal()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import cola_core
+from cola_core.errors import ColaError
 from cola_core.session import (
     connect_mode,
     jvm_line_level,
@@ -22,6 +23,7 @@ from cola_core.session import (
     master_configured,
     quiet_spark_conf,
     spark_defaults,
+    spark_session,
     uses_local_python,
 )
 
@@ -267,3 +269,14 @@ def test_without_jvm_log_the_jvm_writes_to_stderr_and_the_users_log4j_config_win
     # Their layout (no timestamp) is the one in use. (Spark itself then shows a session that
     # pyspark starts at WARN, as it does a shell: it says so in "Setting default log level".)
     assert "WARN probe: a warning from the JVM" in stderr.splitlines()
+
+
+def test_a_connect_session_is_refused_beside_a_running_classic_one(spark):
+    # pyspark cannot hold both kinds in one process; reusing the classic one would run elsewhere.
+    with pytest.raises(ColaError) as raised:
+        spark_session("sc://127.0.0.1:15002")
+    assert str(raised.value) == (
+        "a classic Spark session is already running in this process, so it cannot also be a Spark Connect "
+        "client; run the Cola task in a process of its own (or stop that session first)"
+    )
+    assert spark_session("local[1]") == (spark, False)
