@@ -28,7 +28,7 @@ from cola_core.history_cli import add_history_commands, checked_history_argument
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
 from cola_core.report import refusal_results, render_table, results_text
 from cola_core.runner import load_job, run_job
-from cola_core.session import spark_session
+from cola_core.session import spark_session, stop_session
 from cola_core.specs import without_file_scheme
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def _run_history(args: argparse.Namespace) -> int:
             print(run_history_command(args, spark, store), flush=True)
         finally:
             if started_here:
-                spark.stop()
+                stop_session(spark)
     except ColaError as error:
         _say_error(str(error))
         return EXIT_ERROR
@@ -134,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             _write_results(results_path, outcome.summary)
     finally:
         if started_here:
-            spark.stop()
+            stop_session(spark)
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
 
 

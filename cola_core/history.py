@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import quote
-from cola_core._spark_errors import condition_of, first_line, is_lasting_storage_error
+from cola_core._spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaError, ColaOutputError, ThresholdError
 from cola_core.publish import (
     Publication,
@@ -134,14 +134,15 @@ def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA)
         rows = spark.table(spec.table)
     else:
         assert spec.path is not None
-        if not file_system(spark).exists(spec.path):
-            return None
         reader = spark.read.format(spec.format or "parquet").options(**spec.options)
         try:
             rows = reader.load(spec.path)
+            analyse_now(rows)  # Spark Connect reads lazily; this finds a missing store here too
         except Exception as error:
-            if condition_of(error) == "UNABLE_TO_INFER_SCHEMA":
-                return None  # a folder with no data files yet
+            # Asked of Spark, not of a file system: over Spark Connect the client has none, and
+            # a store on s3 or HDFS is read wherever the server can read it.
+            if condition_of(error) in ("PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"):
+                return None  # not there yet, or a folder with no data files yet
             raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
     _check_columns(spark, spec, rows.schema, expected)
     return rows
@@ -152,8 +153,11 @@ def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = 
     is written to it.
 
     Raises:
-        ColaOutputError: naming the store and what differs.
+        ColaOutputError: naming the store and what differs; or, over Spark Connect, a path
+            store this client cannot append to (see ``publish.LocalFileSystem``).
     """
+    if store.path is not None:
+        file_system(spark).qualified(store.path)  # refused here, not after the run's scan
     _load(spark, store, expected)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, scope_column, shared_columns
-from cola_core._spark_errors import first_line, is_data_error
+from cola_core._spark_errors import analyse_now, first_line, is_data_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
 from cola_core.result import CheckResult
@@ -168,7 +168,9 @@ def _conditions_hold(df: DataFrame, conditions: Sequence[str]) -> bool:
         if not (isinstance(struct, StructType) and all(isinstance(f.dataType, BooleanType) for f in struct.fields)):
             return False
         every = " AND ".join(f"(\n{condition}\n)" for condition in conditions)
-        return _deterministic(df.where(F.expr(every)))
+        filtered = df.where(F.expr(every))
+        analyse_now(filtered)  # Spark Connect would only refuse an aggregate in a WHERE when it runs
+        return _deterministic(filtered)
     except Exception:  # any problem: the one-by-one analysis finds it and names the rule
         return False
 
@@ -181,6 +183,8 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
         data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
         # Spark refuses aggregates and window functions in a WHERE, without running a job.
         filtered = df.where(F.expr(condition)) if isinstance(data_type, BooleanType) else None
+        if filtered is not None:
+            analyse_now(filtered)  # classic mode refuses at where(); Spark Connect only when asked
     except Exception as error:  # pyspark's errors, or a bare JVM error (a stack overflow) while analysing
         raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line(error)}") from error
     if filtered is None:

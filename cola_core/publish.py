@@ -20,13 +20,15 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from cola_core._columns import quote
-from cola_core._spark_errors import first_line
+from cola_core._spark_errors import analyse_now, first_line
 from cola_core.errors import ColaOutputError
 from cola_core.sqlguard import tokenize
 
@@ -148,18 +150,21 @@ class LocalFileSystem:
     """:class:`FileSystem`'s calls on the local file system, for a Spark Connect client.
 
     Spark Connect gives the client no file system API, so the client moves the staged files
-    itself. That is only right when the server writes where the client reads: every folder
-    used is first probed (a file written here must be visible to the server's reader), and
-    any other location is refused before anything is written.
+    itself. That is only right when Spark writes where the client reads: the server must run
+    in local mode (its executors write on its own machine), and each folder used is probed
+    once per session (a file written here must be visible to the server's reader, under the
+    name as given, so a plain path that the server would resolve on HDFS fails). Anything
+    else is refused before anything is written.
 
     Raises:
-        ColaOutputError: a location that is not an absolute local path, or one the server
-            does not share with this client.
+        ColaOutputError: a location that is not a local path, a server that is not in local
+            mode, or a folder the server does not see as this client does.
     """
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
-        self._shared: set[str] = set()
+        # Per session, not per instance: the split, the history store and its reads share it.
+        self._shared = _SHARED_FOLDERS.setdefault(spark, set())
 
     def qualified(self, location: str) -> str:
         return f"file:{self._local(location)}"
@@ -232,21 +237,20 @@ class LocalFileSystem:
 
     def _local(self, location: str) -> str:
         """The absolute local path of ``location``, in a folder the server shares."""
-        path = location[len("file:"):] if location.startswith("file:") else location
-        if path.startswith("//"):  # file:///tmp/x
-            path = path[2:]
-        if "://" in location and not location.startswith("file:"):
+        parts = urlsplit(location)
+        if parts.scheme not in ("", "file") or parts.netloc not in ("", "localhost"):
             raise ColaOutputError(
                 f"over Spark Connect, Cola can only publish to local paths the server shares with this client, "
-                f"not {location!r}: the client has no access to the server's file systems. Write to a table instead"
+                f"not {location!r}: the client has no access to the server's file systems"
             )
+        path = parts.path if parts.scheme == "file" else location
         if not os.path.isabs(path):
             raise ColaOutputError(
                 f"over Spark Connect, a path output must be absolute, got {location!r}: the server resolves "
                 "relative paths against its own working folder"
             )
         path = os.path.normpath(path)
-        self._ensure_shared(self._existing(path))
+        self._ensure_shared(self._existing(path), plain=parts.scheme == "")
         return path
 
     @staticmethod
@@ -256,29 +260,43 @@ class LocalFileSystem:
             path = os.path.dirname(path)
         return path
 
-    def _ensure_shared(self, folder: str) -> None:
+    def _ensure_shared(self, folder: str, *, plain: bool) -> None:
         # One analysis request, no job, per folder not below one already probed: Spark lists
         # a path when it resolves a read.
-        if any(folder == shared or folder.startswith(shared.rstrip("/") + "/") for shared in self._shared):
+        key = f"{'' if plain else 'file:'}{folder.rstrip('/')}/"
+        if any(key.startswith(shared) for shared in self._shared):
             return
+        if not self._shared:
+            master = str(self._spark.conf.get("spark.master", "unknown"))
+            if not master.startswith("local"):
+                raise ColaOutputError(
+                    "over Spark Connect, Cola publishes path outputs and stages a split from this client, which "
+                    f"needs a server in local mode on a file system this client shares; this server's master is "
+                    f"{master}"
+                )
         probe = os.path.join(folder, f"_cola_probe_{uuid.uuid4().hex}")
         try:
-            os.mkdir(probe)
-            with open(os.path.join(probe, "probe.txt"), "w") as handle:
-                handle.write("cola\n")
-        except OSError as error:
-            raise ColaOutputError(f"cannot write to {folder}: {error}") from error
-        try:
-            self._spark.read.format("text").load(f"file:{probe}").schema
-        except Exception as error:
-            raise ColaOutputError(
-                f"over Spark Connect, Cola publishes path outputs from this client, but the server does not see "
-                f"{folder} as this client does ({first_line(error)}); use a local server or a shared mount, or "
-                "write to a table"
-            ) from error
+            try:
+                os.mkdir(probe)
+                with open(os.path.join(probe, "probe.txt"), "w") as handle:
+                    handle.write("cola\n")
+            except OSError as error:
+                raise ColaOutputError(f"cannot write to {folder}: {error}") from error
+            try:
+                analyse_now(self._spark.read.format("text").load(probe if plain else f"file:{probe}"))
+            except Exception as error:
+                raise ColaOutputError(
+                    f"over Spark Connect, Cola publishes path outputs from this client, but the server does not see "
+                    f"{folder} as this client does ({first_line(error)}); use a local server or a shared mount"
+                ) from error
         finally:
             shutil.rmtree(probe, ignore_errors=True)
-        self._shared.add(folder)
+        # A plain path the server finds locally names the same files with the file: scheme.
+        self._shared.update({key, f"file:{folder.rstrip('/')}/"} if plain else {key})
+
+
+# The folders each Connect session was shown to share with this client (LocalFileSystem).
+_SHARED_FOLDERS: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 # What publishing works with: Hadoop's file system through the JVM, or the client's own.

@@ -18,6 +18,7 @@ import re
 import shlex
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -26,6 +27,10 @@ from cola_core.errors import ColaError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+# What pyspark sets when it starts a Connect client, put back by stop_session.
+_CONNECT_ENVIRONMENT = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+_ENVIRONMENT_BEFORE: weakref.WeakKeyDictionary[Any, dict[str, str | None]] = weakref.WeakKeyDictionary()
 
 __all__ = [
     "JvmLog",
@@ -37,6 +42,7 @@ __all__ = [
     "quiet_spark_conf",
     "spark_defaults",
     "spark_session",
+    "stop_session",
     "uses_local_python",
 ]
 
@@ -231,7 +237,27 @@ def spark_session(
     if jvm_log is not None and not launched_by_spark_submit and not remote:
         options = {"spark.app.name": app_name, **({"spark.master": master} if master is not None else {})}
         _start_jvm_logging_to(jvm_log, {**options, **{key: str(value) for key, value in settings.items()}})
-    return builder.getOrCreate(), True
+    # pyspark marks the process as a Connect client in os.environ, and leaves it so after stop().
+    before = {name: os.environ.get(name) for name in _CONNECT_ENVIRONMENT} if remote else None
+    session = builder.getOrCreate()
+    if before is not None:
+        _ENVIRONMENT_BEFORE[session] = before
+    return session, True
+
+
+def stop_session(spark: SparkSession) -> None:
+    """Stop a session :func:`spark_session` started, and leave the process as it was before.
+
+    After a Spark Connect session, pyspark would take every later session of the process (a
+    classic ``@cola_check`` after a Connect task in one ``airflow dags test``) and every child
+    spark-submit for a Connect client too.
+    """
+    spark.stop()
+    for name, value in _ENVIRONMENT_BEFORE.pop(spark, {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _submit_args_properties_file() -> str | None:

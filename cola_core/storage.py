@@ -140,6 +140,8 @@ def _exists_error(spec: OutputSpec) -> ColaOutputError:
 
 def local_path(spark: SparkSession, path: str) -> str | None:
     """The local file name of ``path``, or ``None`` when it may live on another file system."""
+    if getattr(spark, "_jvm", None) is None:
+        return None  # a Spark Connect client's disk is not the server's: let Spark check
     if path.startswith("file:"):
         return without_file_scheme(path)
     if "://" in path:

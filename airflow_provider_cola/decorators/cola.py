@@ -143,6 +143,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         from pyspark.sql import DataFrame
 
         from cola_core.runner import load_job, run_job
+        from cola_core.session import stop_session
 
         assert self._block is not None and self._job is not None, "execute() loads the rules and the job first"
         # The rules were parsed by load_rules, with the job's engine settings: not again.
@@ -159,7 +160,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
             return run_job(job, spark, df=df).summary
         finally:
             if started_here:
-                spark.stop()
+                stop_session(spark)
 
     def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:
         """The job run on the function's DataFrame: every argument that reaches the engine goes here.

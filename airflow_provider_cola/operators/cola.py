@@ -48,6 +48,7 @@ from cola_core.job import Command, JobSpec
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+    from pyspark.sql import SparkSession
 
     from cola_core.result import Severity
     from cola_core.specs import SourceSpec
@@ -231,6 +232,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         self.deploy_mode = deploy_mode
         self.status_poll_interval = status_poll_interval
         self._hook: ColaSubmitHook | None = None
+        self._connect_session: SparkSession | None = None
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Render, then register secret-named values with the masker.
@@ -301,7 +303,10 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 f"{', '.join(given)} only apply to spark-submit; the spark_connect connection {self.conn_id!r} "
                 "runs the engine in this worker as a Spark Connect client (Spark settings go in conf)"
             )
-        return SparkConnectHook(self.conn_id).get_connection_url()
+        try:
+            return SparkConnectHook(self.conn_id).get_connection_url()
+        except (ValueError, AttributeError, TypeError) as error:  # no host, or a host with a path
+            raise ColaConfigError(f"the spark_connect connection {self.conn_id!r} has no usable URL: {error}") from None
 
     def _run_as_connect_client(
         self, remote: str, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any]
@@ -314,17 +319,19 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         """
         from cola_core.report import render_table
         from cola_core.runner import load_job, run_job
-        from cola_core.session import spark_session
+        from cola_core.session import spark_session, stop_session
 
         job = load_job(self._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
         self.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(remote).netloc)
         try:
             spark, started_here = spark_session(remote, (self.conf or {}).items())
+            self._connect_session = spark
             try:
                 outcome = run_job(job, spark)
             finally:
+                self._connect_session = None
                 if started_here:
-                    spark.stop()
+                    stop_session(spark)
         except ColaError as error:
             raise ColaJobRefused(str(error)) from error
         except Exception as error:
@@ -354,9 +361,13 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 raise
 
     def on_kill(self) -> None:
-        """Stop the Spark application (and spark-submit) through the hook."""
+        """Stop the Spark application (and spark-submit) through the hook; over Spark Connect,
+        interrupt what this task's session runs on the server."""
         if self._hook is not None:
             self._hook.on_kill()
+        session = self._connect_session
+        if session is not None:
+            session.interruptAll()
 
     def _job_spec(
         self, rules: str | tuple[Mapping[str, Any], ...], source: SourceSpec, results: str | None,

@@ -93,3 +93,19 @@ def test_the_decorator_gets_a_connect_session_from_a_spark_connect_connection(ai
         ("unique(order_id)", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"),
         ("row_count", "pass", "row_count = 6 is within bounds (min 1)"),
     ]
+
+
+def test_over_connect_a_failed_check_fails_the_task_and_submit_arguments_are_refused(airflow_home, server_port):
+    done = _dags_test("cola_test_connect_failures", "2024-01-03", server_port)
+    log = done.stdout + done.stderr
+    states, xcom = _outcome("cola_test_connect_failures", "2024-01-03")
+    assert states == {"fails": "failed", "submit_only": "failed"}
+    # XCom is pushed before the task fails, as through spark-submit.
+    assert [(r["code"], r["severity"]) for r in xcom["fails"]["results"]] == [
+        ("unique(order_id)", "fail"), ("row_count", "pass"),
+    ]
+    assert "ColaChecksFailed: 1 of 2 Cola checks failed:\n" \
+           "  [FAIL] unique(order_id): 1 duplicate row (6 rows, 5 distinct)" in log
+    assert "ColaConfigError: executor_memory only apply to spark-submit; the spark_connect connection " \
+           "'spark_local' runs the engine in this worker as a Spark Connect client (Spark settings go in conf)" in log
+    assert "submit_only" not in xcom

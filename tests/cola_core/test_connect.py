@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from cola_core import Cola, ColaOutputError, ColaSourceError
+from cola_core import Cola, ColaOutputError, ColaRuleError, ColaSourceError
 from cola_helpers import CONNECT, ORDERS_ARGV
 from test_run_batch_spark import RULES
 
@@ -92,7 +92,7 @@ def test_every_rule_type_gives_the_same_results_as_in_classic_mode_field_by_fiel
     classic, connect = _batch(), _batch(connect_url)
     assert len(classic) == len(RULES) + 1  # each rule alone, and the block
     assert {label: results for label, results in connect.items() if results != classic[label]} == {}
-    failed_with_samples = [r for results in classic.values() for r in results if r["samples"]]
+    failed_with_samples = [r for results in classic.values() for r in results if r.get("samples")]
     assert len(failed_with_samples) > 20  # the samples were compared too, not only verdicts
 
 
@@ -216,7 +216,7 @@ def test_path_outputs_that_the_client_cannot_publish_are_refused_before_anything
         Cola().split_write(orders, rules, "s3a://bucket/valid", str(tmp_path / "invalid"))
     assert str(raised.value) == (
         "over Spark Connect, Cola can only publish to local paths the server shares with this client, not "
-        "'s3a://bucket/valid': the client has no access to the server's file systems. Write to a table instead"
+        "'s3a://bucket/valid': the client has no access to the server's file systems"
     )
     with pytest.raises(ColaOutputError) as raised:
         Cola().split_write(orders, rules, "relative/valid", str(tmp_path / "invalid"))
@@ -264,3 +264,40 @@ def test_remote_must_be_a_connect_url_and_excludes_master(tmp_path):
                  cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == "cola: error: give master or remote, not both: a Spark Connect client has no master of its own\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "condition"),
+    [("max(amount) > 0", "INVALID_WHERE_CONDITION"), ("row_number() over (order by id) = 1", "WINDOW_FUNCTION")],
+)
+def test_an_aggregate_or_window_where_is_a_rule_error_before_any_scan(spark, orders, where, condition):
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().run(orders, [{"type": "not_null", "columns": ["id"], "where": where}])
+    assert str(raised.value).startswith(f"rules[0] (not_null): Spark cannot evaluate {where!r} on this DataFrame: [")
+    assert condition in str(raised.value)
+
+
+STOPPED = """
+import os, sys
+sys.path[:0] = [sys.argv[1]]
+from cola_core.session import spark_session, stop_session
+spark, started = spark_session(sys.argv[2])
+print(started, type(spark).__module__, "SPARK_CONNECT_MODE_ENABLED" in os.environ, spark.range(3).count())
+stop_session(spark)
+print("SPARK_CONNECT_MODE_ENABLED" in os.environ)
+spark, started = spark_session("local[1]")
+print(started, type(spark).__module__, spark.range(2).count())
+stop_session(spark)
+"""
+
+
+@only_connect
+def test_after_a_connect_session_the_process_can_start_a_classic_one(connect_url):
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "COLA_SPARK_CONNECT")}
+    done = subprocess.run([sys.executable, "-c", STOPPED, str(ROOT), connect_url], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "True pyspark.sql.connect.session True 3", "False", "True pyspark.sql.session 2",
+    ]
