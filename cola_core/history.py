@@ -55,6 +55,8 @@ __all__ = [
     "dimension_summary",
     "exclude_run",
     "failed_records_spec",
+    "history_trends",
+    "index_rows",
     "prune_history",
     "read_baselines",
     "read_history",
@@ -493,3 +495,71 @@ def top_offenders(
         .orderBy("pass_rate", F.col("failed").desc(), "dataset", "rule_id")
         .limit(top_n)
     )
+
+
+# -- the HTML report's trends and index (cola_core.html draws them) ------------------------------
+
+
+def _last_runs(
+    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int, dataset: str | None
+) -> dict[tuple[str, str], list[Any]]:
+    """Per (dataset, rule_id): the rows of its last ``runs`` runs, oldest first. Excluded runs
+    are kept: they ran, and a trend shows what they measured. One query."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ColaError(f"runs must be a whole number >= 1, got {runs!r}")
+    rows = read_history(spark, store).where(F.col("rule_id").isNotNull())
+    if dataset is not None:
+        rows = rows.where(F.col("dataset") == F.lit(dataset))
+    newest = Window.partitionBy("dataset", "rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
+    latest = (
+        rows.select("dataset", "rule_id", "code", "check_name", "severity", "metric_value", "validated_at", "run_id",
+                    F.row_number().over(newest).alias("newest"))
+        .where(F.col("newest") <= runs)
+        .collect()
+    )
+    grouped: dict[tuple[str, str], list[Any]] = {}
+    for row in sorted(latest, key=lambda row: -row["newest"]):
+        grouped.setdefault((row["dataset"], row["rule_id"]), []).append(row)
+    return grouped
+
+
+def _points(rows: Sequence[Any]) -> list[tuple[dt.datetime, float | None, str]]:
+    return [(row["validated_at"], row["metric_value"], row["severity"]) for row in rows]
+
+
+def history_trends(
+    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str, runs: int = 20
+) -> dict[str, list[tuple[dt.datetime, float | None, str]]]:
+    """Per ``rule_id`` of ``dataset``: its last ``runs`` runs, oldest first, each
+    ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.html.render_html``.
+    An empty dict when the store does not exist yet.
+
+    Raises:
+        ColaError: ``runs`` is not a whole number >= 1.
+        ColaOutputError: the store exists but is not a Cola history.
+    """
+    return {rule_id: _points(rows) for (_, rule_id), rows in _last_runs(spark, store, runs, dataset).items()}
+
+
+def index_rows(
+    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int = 20
+) -> list[dict[str, Any]]:
+    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.html.render_index``:
+    ``dataset``, ``rule_id``, and from its latest run ``code``, ``check_name``, ``severity`` and
+    ``validated_at``; ``trend`` is its last ``runs`` runs, oldest first. Sorted by dataset and rule.
+
+    Raises:
+        ColaError: ``runs`` is not a whole number >= 1.
+        ColaOutputError: the store exists but is not a Cola history.
+    """
+    index = []
+    for (dataset, rule_id), rows in sorted(_last_runs(spark, store, runs, None).items()):
+        latest = rows[-1]
+        index.append({
+            "dataset": dataset, "rule_id": rule_id, "code": latest["code"], "check_name": latest["check_name"],
+            "severity": latest["severity"], "validated_at": latest["validated_at"], "trend": _points(rows),
+        })
+    return index

@@ -1,0 +1,280 @@
+"""The HTML pages: one run's report and a history's index, rendered from real runs; escaped, small,
+and with nothing that reaches outside the file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from cola_core import CheckResult, Cola, ColaError, ColaOutputError
+from cola_core.history import RunInfo, append_history, history_trends, index_rows
+from cola_core.html import checked_page_path, render_html, render_index, sparkline, write_page
+
+pytestmark = pytest.mark.spark
+
+RULES = [
+    {"type": "not_null", "columns": ["email"]},
+    {"type": "range", "column": "age", "min": 1, "max": 99, "severity": "warn"},
+    {"type": "row_count", "must_be": "> 5", "warn": "> 10"},
+    {"type": "avg", "column": "age", "must_be": "< 500", "warn": "< 10"},
+    {"type": "not_null", "columns": ["id"], "name": "ids", "dimension": "Completeness"},
+]
+AT = dt.datetime(2026, 5, 1, 12, 30, tzinfo=dt.timezone.utc)
+HOSTILE = "<script>alert(1)</script> \"q\" 'a' & b"
+HOSTILE_TEXT = "&lt;script&gt;alert(1)&lt;/script&gt; &quot;q&quot; &#x27;a&#x27; &amp; b"
+
+
+@pytest.fixture
+def people(spark):
+    return spark.createDataFrame([(1, None, 5), (2, "b@x.io", 200), (3, None, 7)], "id int, email string, age int")
+
+
+def at(day: int) -> dt.datetime:
+    return dt.datetime(2026, 5, day, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def rows_of(page: str) -> list[str]:
+    """The body rows of the results table (of a report without samples), or of the index."""
+    section = page.split("<h2>Results</h2>", 1)[-1]
+    return re.findall(r"<tr>.*?</tr>", section.split("<tbody>", 1)[1].split("</tbody>")[0])
+
+
+def assert_self_contained(page: str) -> None:
+    for reach in ("http://", "https://", "src=", "<script", "<link", "@import", "url("):
+        assert reach not in page
+
+
+def test_a_report_shows_the_run_the_verdict_and_every_result(people):
+    results = Cola().run(people, RULES)
+    page = render_html(results, dataset="crm.people", pipeline="nightly", validated_at=AT, dag_id="dq",
+                       task_id="check", airflow_run_id="manual__1")
+    assert page.startswith("<!DOCTYPE html>\n")
+    assert "<title>Cola report: crm.people</title>" in page
+    assert "<h1>Cola report <span class=\"sev fail\">FAIL</span></h1>" in page
+    assert (
+        "<dl><dt>dataset</dt><dd>crm.people</dd><dt>pipeline</dt><dd>nightly</dd><dt>validated at</dt>"
+        "<dd>2026-05-01 12:30:00+00:00</dd><dt>DAG</dt><dd>dq</dd><dt>task</dt><dd>check</dd>"
+        "<dt>Airflow run</dt><dd>manual__1</dd></dl>"
+    ) in page
+    assert "<p>5 results: 1 pass, 2 warn, 2 fail</p>" in page
+    assert "<h2>Split</h2>" not in page
+    assert [r.severity for r in results] == ["fail", "warn", "fail", "warn", "pass"]
+    assert [r.message for r in results] == [
+        "not_null(email): 2 NULL values (email: 2)",
+        "range(age,1,99): 1 value out of range (between 1 and 99)",
+        "row_count = 3 violates must_be (> 5)",
+        "avg(age) = 70.6667 violates warn (< 10)",
+        "not_null(id): no NULL values",
+    ]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows_of(page)]
+    assert [cell[:8] for cell in cells] == [
+        ['<span class="sev fail">FAIL</span>', "<code>not_null(email)</code>", "", "", "", "2", "",
+         "not_null(email): 2 NULL values (email: 2)"],
+        ['<span class="sev warn">WARN</span>', "<code>range(age,1,99)</code>", "", "", "", "1", "",
+         "range(age,1,99): 1 value out of range (between 1 and 99)"],
+        ['<span class="sev fail">FAIL</span>', "<code>row_count</code>", "", "", "3", "1", "must_be &gt; 5",
+         "row_count = 3 violates must_be (&gt; 5)"],
+        ['<span class="sev warn">WARN</span>', "<code>avg(age)</code>", "", "", "70.6667", "0", "warn &lt; 10",
+         "avg(age) = 70.6667 violates warn (&lt; 10)"],
+        ['<span class="sev pass">PASS</span>', "<code>not_null(id)</code>", "ids", "Completeness", "", "0", "",
+         "not_null(id): no NULL values"],
+    ]
+    assert [cell[8] for cell in cells] == ["", "", "", "", ""]  # no history, no trend
+    assert_self_contained(page)
+
+
+def test_a_split_shows_its_counts_and_the_failed_row_rules(people, tmp_path):
+    split = Cola().split_write(people, [*RULES[:2], {"type": "unique", "columns": ["id"]}],
+                               str(tmp_path / "valid"), str(tmp_path / "invalid"))
+    assert (split.valid_count, split.invalid_count) == (1, 2)
+    page = render_html(split.results, valid_count=split.valid_count, invalid_count=split.invalid_count)
+    assert "<title>Cola report</title>" in page
+    assert (
+        "<h2>Split</h2><p>1 valid rows, 2 invalid rows</p><table><thead><tr><th>rejection code</th>"
+        "<th>failed</th></tr></thead><tbody>"
+        '<tr><td><code>not_null(email)</code></td><td class="num">2</td></tr></tbody></table>'
+    ) in page  # the warn rule quarantines nothing, and the unique rule passed
+
+
+def test_a_split_where_no_row_rule_failed_says_so(people, tmp_path):
+    split = Cola().split_write(people, [{"type": "not_null", "columns": ["id"]}],
+                               str(tmp_path / "valid"), str(tmp_path / "invalid"))
+    page = render_html(split.results, valid_count=split.valid_count, invalid_count=split.invalid_count)
+    assert "<h2>Split</h2><p>3 valid rows, 0 invalid rows</p><p>No row rule failed.</p>" in page
+
+
+def test_samples_are_a_table_under_their_result(people):
+    results = Cola().run(people, RULES[:1], samples=1)
+    assert results[0].samples == [{"id": 1, "email": None, "age": 5}]
+    page = render_html(results)
+    assert (
+        '<tr><td colspan="9"><details open><summary>1 sample</summary><table class="samples"><thead><tr>'
+        "<th>id</th><th>email</th><th>age</th></tr></thead><tbody><tr><td>1</td><td>NULL</td><td>5</td></tr>"
+        "</tbody></table></details></td></tr>"
+    ) in page
+
+
+def test_many_samples_and_long_values_are_cut():
+    samples = [{"text": "x" * 500, "n": index} for index in range(25)]
+    page = render_html([CheckResult("check", False, "m", 25, samples=samples)])
+    assert "<summary>25 samples, 20 shown</summary>" in page
+    assert page.count('<tr><td>' + "x" * 200 + "…</td>") == 20
+    assert "x" * 201 not in page
+
+
+def test_every_value_from_the_data_or_the_rules_is_escaped(spark):
+    df = spark.createDataFrame([(1, HOSTILE)], "id int, note string")
+    rule = {"type": "regex", "column": "note", "pattern": "^ok$", "name": HOSTILE, "code": HOSTILE,
+            "dimension": HOSTILE}
+    results = Cola().run(df, [rule], samples=1)
+    assert results[0].samples == [{"id": 1, "note": HOSTILE}]
+    trends = {results[0].rule_id: [(HOSTILE, 1.0, "fail")]}
+    page = render_html(results, dataset=HOSTILE, pipeline=HOSTILE, dag_id=HOSTILE, task_id=HOSTILE,
+                       airflow_run_id=HOSTILE, trends=trends)
+    assert f"<title>Cola report: {HOSTILE_TEXT}</title>" in page
+    assert f"<dt>dataset</dt><dd>{HOSTILE_TEXT}</dd><dt>pipeline</dt><dd>{HOSTILE_TEXT}</dd>" in page
+    assert f"<dt>Airflow run</dt><dd>{HOSTILE_TEXT}</dd>" in page
+    assert f"<td><code>{HOSTILE_TEXT}</code></td><td>{HOSTILE_TEXT}</td><td>{HOSTILE_TEXT}</td>" in page
+    assert f"<td>1</td><td>{HOSTILE_TEXT}</td></tr>" in page  # the sample value
+    assert f"<title>{HOSTILE_TEXT}: 1 (fail)</title>" in page  # the sparkline's tooltip
+    assert "<script" not in page
+    assert HOSTILE not in page
+    index = render_index([{"dataset": HOSTILE, "rule_id": HOSTILE, "code": HOSTILE, "check_name": HOSTILE,
+                           "severity": HOSTILE, "validated_at": HOSTILE, "trend": []}], title=HOSTILE)
+    assert f"<h1>{HOSTILE_TEXT}</h1>" in index
+    assert index.count(HOSTILE_TEXT) == 7  # title, heading, dataset, code, name, rule id, latest
+    assert '<span class="sev ">&lt;SCRIPT&gt;ALERT(1)&lt;/SCRIPT&gt; &quot;Q&quot; &#x27;A&#x27; &amp; B</span>' in index
+    assert "<script" not in index.lower()
+
+
+def test_a_50_rule_block_with_samples_and_trends_stays_under_300_kb(spark):
+    df = spark.createDataFrame([(index, None, "v" * 40) for index in range(5)], "id int, email string, note string")
+    rules = [{"type": "not_null", "columns": ["email"], "id": f"rule-{number}", "name": f"email {number}"}
+             for number in range(50)]
+    results = Cola().run(df, rules, samples=5)
+    assert [len(r.samples or ()) for r in results] == [5] * 50
+    trends = {f"rule-{number}": [(at(1 + run % 28), float(run), ("pass", "warn", "fail")[run % 3]) for run in range(20)]
+              for number in range(50)}
+    page = render_html(results, dataset="big", validated_at=AT, trends=trends)
+    assert page.count("<circle") == 50 * 20
+    assert page.count('<table class="samples">') == 50
+    assert len(page.encode()) < 300_000
+    assert_self_contained(page)
+
+
+def test_a_sparkline_draws_one_point_per_run_coloured_by_severity():
+    points = [(at(1), 10.0, "pass"), (at(2), None, "fail"), (at(3), 30.0, "warn")]
+    svg = sparkline(points, width=100, height=20)
+    assert svg.startswith('<svg width="100" height="20" viewBox="0 0 100 20" role="img">')
+    circles = re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)" r="2.5" fill="(#\w+)">', svg)
+    # x spaced evenly inside a 4px margin; the highest value on top, NULL on the mid line.
+    assert circles == [("4.0", "16.0", "#1a7f37"), ("50.0", "10.0", "#cf222e"), ("96.0", "4.0", "#b35900")]
+    assert '<polyline points="4.0,16.0 96.0,4.0" fill="none"' in svg
+    assert "<title>2026-05-02 12:00:00+00:00: - (fail)</title>" in svg
+    assert sparkline([]) == ""
+    one = sparkline([(at(1), 5.0, "pass")], width=100, height=20)
+    assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', one) == [("4.0", "10.0")]
+    assert "<polyline" not in one
+
+
+def test_trends_from_the_history_draw_the_last_runs_of_each_rule(spark, tmp_path):
+    store = str(tmp_path / "history")
+    rules = [{"type": "row_count", "must_be": "> 2", "warn": "> 3", "id": "volume"},
+             {"type": "sql", "query": "SELECT count(*) > 2 FROM _validation_df", "id": "sql-rule"}]
+    for day, size in ((1, 2), (2, 3), (3, 4), (4, 5)):
+        df = spark.range(size).toDF("id")
+        Cola().run(df, rules, history=store, run_info=RunInfo(dataset="orders", run_id=f"r{day}", validated_at=at(day)))
+    Cola().run(spark.range(9).toDF("id"), rules[:1], history=store, dataset="other")
+    naive = [at(day).replace(tzinfo=None) for day in (2, 3, 4)]  # the session's time zone is UTC
+    trends = history_trends(spark, store, "orders", runs=3)
+    assert trends == {
+        "volume": [(naive[0], 3.0, "warn"), (naive[1], 4.0, "pass"), (naive[2], 5.0, "pass")],
+        "sql-rule": [(naive[0], None, "pass"), (naive[1], None, "pass"), (naive[2], None, "pass")],
+    }
+    results = Cola().run(spark.range(5).toDF("id"), rules)
+    page = render_html(results, trends=trends)
+    first, second = rows_of(page)
+    assert re.findall(r'fill="(#\w+)"><title>', first) == ["#b35900", "#1a7f37", "#1a7f37"]
+    assert re.findall(r' cy="([\d.]+)"', first) == ["20.0", "12.0", "4.0"]
+    assert re.findall(r' cy="([\d.]+)"', second) == ["12.0", "12.0", "12.0"]
+    assert "<polyline" not in second
+    assert history_trends(spark, str(tmp_path / "none"), "orders") == {}
+    with pytest.raises(ColaError) as raised:
+        history_trends(spark, store, "orders", runs=0)
+    assert str(raised.value) == "runs must be a whole number >= 1, got 0"
+
+
+def test_the_index_has_one_row_per_dataset_and_rule_worst_first(spark, tmp_path):
+    store = str(tmp_path / "history")
+
+    def result(rule_id: str, severity: str, value: float | None) -> CheckResult:
+        return CheckResult("row_count", severity != "fail", f"m {rule_id}", int(severity == "fail"), value, severity,
+                           code=f"code-{rule_id}", rule_id=rule_id, check_name=f"name {rule_id}")
+
+    runs = [
+        ("b-data", 1, [result("r1", "fail", 1.0), result("r2", "pass", 5.0)]),
+        ("b-data", 2, [result("r1", "pass", 2.0), result("r2", "warn", 6.0)]),
+        ("a-data", 1, [result("r1", "pass", None), result("r3", "fail", 0.0)]),
+        ("c-data", 3, [result("r1", "fail", 3.0)]),
+    ]
+    for dataset, day, results in runs:
+        append_history(spark, store, results, RunInfo(dataset=dataset, run_id=f"{dataset}-{day}", validated_at=at(day)))
+    rows = index_rows(spark, store, runs=5)
+    assert [(r["dataset"], r["rule_id"], r["severity"], r["code"], r["check_name"], len(r["trend"])) for r in rows] == [
+        ("a-data", "r1", "pass", "code-r1", "name r1", 1),
+        ("a-data", "r3", "fail", "code-r3", "name r3", 1),
+        ("b-data", "r1", "pass", "code-r1", "name r1", 2),
+        ("b-data", "r2", "warn", "code-r2", "name r2", 2),
+        ("c-data", "r1", "fail", "code-r1", "name r1", 1),
+    ]
+    assert rows[2]["trend"] == [(at(1).replace(tzinfo=None), 1.0, "fail"), (at(2).replace(tzinfo=None), 2.0, "pass")]
+    assert rows[2]["validated_at"] == at(2).replace(tzinfo=None)
+    page = render_index(rows)
+    assert "<title>Cola quality</title>" in page
+    assert "<p>5 rules, worst first</p>" in page
+    listed = [re.findall(r"<td>(.*?)</td>", row)[:2] for row in rows_of(page)]
+    assert listed == [
+        ['<span class="sev fail">FAIL</span>', "a-data"],
+        ['<span class="sev fail">FAIL</span>', "c-data"],
+        ['<span class="sev warn">WARN</span>', "b-data"],
+        ['<span class="sev pass">PASS</span>', "a-data"],
+        ['<span class="sev pass">PASS</span>', "b-data"],
+    ]
+    assert [re.findall(r"<code>(.*?)</code>", row)[1] for row in rows_of(page)] == ["r3", "r1", "r2", "r1", "r1"]
+    assert page.count("<circle") == 7
+    assert_self_contained(page)
+    assert index_rows(spark, str(tmp_path / "none")) == []
+    assert "<p>0 rules, worst first</p>" in render_index([])
+
+
+def test_a_page_path_is_refused_when_the_driver_cannot_write_it(tmp_path):
+    assert checked_page_path(f"file://{tmp_path}/new/report.html") == tmp_path / "new" / "report.html"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        ("s3://bucket/report.html",
+         "--html must be a file the driver can write (a local path or a file: URI), got 's3://bucket/report.html'"),
+        (str(tmp_path), f"--html {str(tmp_path)!r} is a folder; give the path of the page to write"),
+        (f"{afile}/deeper/report.html",
+         f"--html {str(afile) + '/deeper/report.html'!r} cannot be written: {str(afile)!r} is not a writable folder"),
+    ]
+    for text, message in cases:
+        with pytest.raises(ColaOutputError) as raised:
+            checked_page_path(text)
+        assert str(raised.value) == message
+
+
+def test_a_page_is_written_atomically_and_replaces_the_last(tmp_path):
+    path = tmp_path / "deep" / "index.html"
+    write_page(path, "one")
+    write_page(path, "two é")
+    assert path.read_text(encoding="utf-8") == "two é"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["index.html"]
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")
+    with pytest.raises(ColaOutputError) as raised:
+        write_page(blocked / "index.html", "x")
+    target = blocked / "index.html"
+    assert str(raised.value) == f"cannot write the page {str(target)!r}: [Errno 17] File exists: {str(blocked)!r}"
