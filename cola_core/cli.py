@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import os
 import sys
 import traceback
@@ -24,10 +25,12 @@ from typing import TYPE_CHECKING, Any
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
+from cola_core.history import default_dataset, history_trends
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
+from cola_core.html import checked_page_path, render_html, write_page
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
 from cola_core.report import refusal_results, render_table, results_text
-from cola_core.runner import load_job, run_job
+from cola_core.runner import JobOutcome, load_job, run_job
 from cola_core.session import spark_session, stop_session
 from cola_core.specs import without_file_scheme
 
@@ -39,6 +42,8 @@ __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "build_parse
 EXIT_OK = 0
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
+# The runs of each rule whose trend ``--html`` draws, with ``--history``.
+TREND_RUNS = 20
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,15 +117,19 @@ def _refuse(args: argparse.Namespace, message: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     results_path = _local_results_path(args.results) if args.results else None
+    html_path = checked_page_path(args.html) if args.html else None
+    # A results file or report left by an earlier run must never pass for this run's, if this one fails.
     if results_path is not None:
-        # A results file left by an earlier run must never pass for this run's, if this one fails.
-        _remove_stale(results_path)
+        _remove_stale(results_path, "results file")
+    if html_path is not None:
+        _remove_stale(html_path, "HTML report")
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
     job = load_job(JobSpec.from_args(args))
     spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
         if job.spec.verbose:
             _say_provenance(spark)
+        started = dt.datetime.now(dt.timezone.utc)
         outcome = run_job(job, spark)
         print(
             render_table(
@@ -129,6 +138,8 @@ def _run(args: argparse.Namespace) -> int:
             ),
             flush=True,
         )
+        if html_path is not None:
+            write_page(html_path, _report_page(spark, job.spec, outcome, started))
         if results_path is not None:
             # Written last, so an existing results file always means a complete run.
             _write_results(results_path, outcome.summary)
@@ -136,6 +147,20 @@ def _run(args: argparse.Namespace) -> int:
         if started_here:
             stop_session(spark)
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
+
+
+def _report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, started: dt.datetime) -> str:
+    """The run's HTML report; with a history, with the trends of its dataset's last runs
+    (this one included: the run has appended it)."""
+    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
+    trends = None
+    if spec.history is not None and dataset is not None:
+        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
+    return render_html(
+        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=started, dag_id=spec.dag_id,
+        task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, valid_count=outcome.valid_count,
+        invalid_count=outcome.invalid_count, trends=trends,
+    )
 
 
 def _local_results_path(text: str) -> Path:
@@ -147,11 +172,11 @@ def _local_results_path(text: str) -> Path:
     return Path(path)
 
 
-def _remove_stale(path: Path) -> None:
+def _remove_stale(path: Path, what: str) -> None:
     try:
         path.unlink(missing_ok=True)
     except OSError as error:
-        raise ColaOutputError(f"cannot remove the earlier results file {str(path)!r}: {error}") from error
+        raise ColaOutputError(f"cannot remove the earlier {what} {str(path)!r}: {error}") from error
 
 
 def _write_results(path: Path, summary: dict[str, Any]) -> None:

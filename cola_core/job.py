@@ -72,6 +72,9 @@ class JobSpec:
         dag_id: from Airflow, written beside each result in the history.
         task_id: from Airflow, likewise.
         airflow_run_id: from Airflow, likewise.
+        html: the local file the run's HTML report is written to, by the command line that
+            runs the job (``cola check|split --html``; see ``cola_core.html``); with
+            ``history``, each rule's trend over its last 20 runs is drawn in it.
     """
 
     command: Command = "check"
@@ -98,6 +101,7 @@ class JobSpec:
     dag_id: str | None = None
     task_id: str | None = None
     airflow_run_id: str | None = None
+    html: str | None = None
 
     def __post_init__(self) -> None:
         if self.command not in COMMANDS:
@@ -132,6 +136,8 @@ class JobSpec:
             object.__setattr__(self, "history", history_spec(self.history))
         if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset.strip()):
             raise ColaError(f"dataset must be a non-empty name, got {self.dataset!r}")
+        if self.html is not None and (not isinstance(self.html, str) or not self.html.strip()):
+            raise ColaError(f"html must be the path of a file, got {self.html!r}")
         object.__setattr__(self, "quarantine_key", tuple(self.quarantine_key))
         object.__setattr__(self, "check_packages", tuple(self.check_packages))
         object.__setattr__(self, "conf", tuple((str(key), str(value)) for key, value in self.conf))
@@ -176,6 +182,7 @@ class JobSpec:
             dag_id=args.dag_id,
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
+            html=args.html,
         )
 
     def to_argv(self) -> list[str]:
@@ -191,6 +198,8 @@ class JobSpec:
         argv = [self.command, "--rules", self.rules, *_source_argv(self.source)]
         if self.results is not None:
             argv += ["--results", self.results]
+        if self.html is not None:
+            argv += ["--html", self.html]
         if self.pipeline is not None:
             argv += ["--pipeline", self.pipeline]
         argv += ["--samples", str(self.samples)]
@@ -346,6 +355,10 @@ def _common_arguments() -> argparse.ArgumentParser:
     results.add_argument("--results", metavar="FILE", help="write the results summary here as JSON")
     results.add_argument(
         "--report", metavar="OUTPUT", help="write the report (one row per result) to this output"
+    )
+    results.add_argument(
+        "--html", metavar="FILE",
+        help="write the run's report here as one HTML page (with --history, with each rule's trend)",
     )
     results.add_argument("--pipeline", metavar="NAME", help="the pipeline name written in the report")
     results.add_argument(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -478,3 +479,96 @@ def test_annotate_valid_keeps_the_codes_column_in_the_valid_output(spark, tmp_pa
     assert code == 0
     assert [tuple(row) for row in spark.read.parquet(str(valid)).collect()] == [(2, None)]
     assert [tuple(row) for row in spark.read.parquet(str(invalid)).collect()] == [(1, ["range(id,2,)"])]
+
+
+# -- --html: the run's report as one page --------------------------------------------------------
+
+
+def report_cells(page: str) -> list[list[str]]:
+    """Severity, code, value, failed and threshold of each result row of an HTML report."""
+    body = page.split("<h2>Results</h2>", 1)[1].split("<tbody>", 1)[1].split("</tbody>")[0]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>.*?</tr>", body)]
+    return [[row[0], row[1], row[4], row[5], row[6]] for row in rows]
+
+
+@pytest.mark.spark
+def test_split_with_html_writes_the_report_with_the_split_counts(spark, tmp_path, capsys):
+    page_path, results = tmp_path / "out" / "report.html", tmp_path / "results.json"
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    code = main([
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--valid-output", str(tmp_path / "v"),
+        "--invalid-output", str(tmp_path / "i"), "--html", f"file://{page_path}", "--pipeline", "orders <daily>",
+        "--results", str(results),
+    ])
+    after = dt.datetime.now(dt.timezone.utc)
+    assert code == 1
+    capsys.readouterr()
+    page = page_path.read_text(encoding="utf-8")
+    assert json.loads(results.read_text())["invalid_count"] == 4
+    assert f"<dt>dataset</dt><dd>{DATA / 'orders.csv'}</dd><dt>pipeline</dt><dd>orders &lt;daily&gt;</dd>" in page
+    [shown] = re.findall(r"<dt>validated at</dt><dd>(.*?)</dd>", page)
+    assert before <= dt.datetime.fromisoformat(shown) <= after
+    assert '<h1>Cola report <span class="sev fail">FAIL</span></h1>' in page
+    assert (
+        "<h2>Split</h2><p>2 valid rows, 4 invalid rows</p><table><thead><tr><th>rejection code</th><th>failed</th>"
+        '</tr></thead><tbody><tr><td><code>not_null(email)</code></td><td class="num">1</td></tr>'
+        '<tr><td><code>AMOUNT_NEGATIVE</code></td><td class="num">1</td></tr>'
+        '<tr><td><code>unique(order_id)</code></td><td class="num">1</td></tr></tbody></table>'
+    ) in page
+    assert report_cells(page) == [
+        ['<span class="sev fail">FAIL</span>', "<code>not_null(email)</code>", "", "1", ""],
+        ['<span class="sev fail">FAIL</span>', "<code>AMOUNT_NEGATIVE</code>", "", "1", ""],
+        ['<span class="sev fail">FAIL</span>', "<code>unique(order_id)</code>", "", "1", ""],
+        ['<span class="sev pass">PASS</span>', "<code>row_count</code>", "", "0", ""],  # min: no metric
+    ]
+    assert sorted(os.listdir(page_path.parent)) == ["report.html"]  # no partial file left
+
+
+@pytest.mark.spark
+def test_check_with_html_and_history_draws_the_trend_of_the_last_runs(spark, tmp_path, capsys):
+    page_path, store = tmp_path / "report.html", str(tmp_path / "history")
+    argv = ["check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV, "--html", str(page_path),
+            "--history", store, "--dataset", "orders"]
+    for _ in range(3):
+        assert main(argv) == 1
+    capsys.readouterr()
+    page = page_path.read_text(encoding="utf-8")
+    assert "<dt>dataset</dt><dd>orders</dd>" in page
+    assert report_cells(page) == [
+        ['<span class="sev fail">FAIL</span>', "<code>unique(order_id)</code>", "", "1", ""],
+        ['<span class="sev fail">FAIL</span>', "<code>AMOUNT_NEGATIVE</code>", "", "1", ""],
+        ['<span class="sev pass">PASS</span>', "<code>avg(amount)</code>", "16.75", "0", "must_be between 10 and 20"],
+    ]
+    body = page.split("<h2>Results</h2>", 1)[1]
+    rows = re.findall(r"<tr><td>.*?</tr>", body.split("<tbody>", 1)[1])
+    # Three runs of each rule, this one included, each coloured by its severity.
+    assert [re.findall(r'fill="(#\w+)"><title>', row) for row in rows] == [
+        ["#cf222e"] * 3, ["#cf222e"] * 3, ["#1a7f37"] * 3,
+    ]
+    assert ": 16.75 (pass)</title>" in rows[2]
+
+
+@pytest.mark.spark
+def test_an_html_path_the_driver_cannot_write_is_refused_before_the_source_is_read(spark, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    rules = str(DATA / "rules_warn.json")
+    bad = f"{afile}/report.html"
+    assert main(["check", "--rules", rules, "--table", "no_such_table", "--html", bad]) == 2
+    assert capsys.readouterr().err == (
+        f"cola: error: --html {bad!r} cannot be written: {str(afile)!r} is not a writable folder\n"
+    )
+    assert main(["check", "--rules", rules, "--table", "no_such_table", "--html", "s3://b/r.html"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: --html must be a file the driver can write (a local path or a file: URI), got 's3://b/r.html'\n"
+    )
+
+
+@pytest.mark.spark
+def test_a_refused_run_leaves_no_earlier_html_report_behind(spark, tmp_path, capsys):
+    stale = tmp_path / "report.html"
+    stale.write_text("<p>an earlier run</p>")
+    missing = str(tmp_path / "nope")
+    assert main(["check", "--rules", str(DATA / "rules_warn.json"), "--input", missing, "--html", str(stale)]) == 2
+    assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
+    assert not stale.exists()

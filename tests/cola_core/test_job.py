@@ -68,6 +68,8 @@ def from_argv(spec: JobSpec) -> JobSpec:
           "annotate_valid": True}, "annotate_valid only applies to a split job with annotate"),
         ({"command": "split"}, "a split job needs both valid_output and invalid_output"),
         ({"command": "split", "valid_output": parse_output("/v")}, "a split job needs both valid_output and invalid_output"),
+        ({"html": " "}, "html must be the path of a file, got ' '"),
+        ({"html": 3}, "html must be the path of a file, got 3"),
     ],
 )
 def test_a_malformed_job_is_refused_with_the_reason(fields, message):
@@ -108,6 +110,17 @@ def test_a_check_job_with_every_field_reads_back_from_its_command_line():
         "--verbose", "--allow-external-access", "--fail-exit-code", "0",
     ]
     assert from_argv(CHECK) == CHECK
+
+
+def test_the_html_report_file_reads_back_from_its_command_line_and_its_json():
+    spec = dataclasses.replace(CHECK, html="/out/report.html")
+    argv = spec.to_argv()
+    assert argv[argv.index("--results"):argv.index("--pipeline")] == [
+        "--results", "/out/results.json", "--html", "/out/report.html",
+    ]
+    assert from_argv(spec) == spec
+    assert JobSpec.from_json(spec.to_json()) == spec
+    assert spec.to_dict()["html"] == "/out/report.html"
 
 
 def test_a_split_job_with_every_field_reads_back_from_its_command_line():
@@ -160,6 +173,7 @@ def job_specs(draw) -> JobSpec:
         master=optional(st.sampled_from(["local[2]", "yarn", "spark://h:7077"])),
         conf=tuple(draw(st.lists(st.tuples(_WORDS, _WORDS), max_size=2))),
         verbose=draw(st.booleans()),
+        html=optional(_WORDS.map(lambda w: f"/{w}.html")),
     )
 
 
@@ -192,7 +206,8 @@ def test_unknown_json_keys_are_refused_with_the_valid_ones():
     assert str(raised.value) == (
         "unknown job keys ['mastr', 'rule']; valid keys are command, rules, source, results, report, pipeline, "
         "samples, fail_exit_code, check_packages, allow_external_access, valid_output, invalid_output, annotate, "
-        "quarantine_key, annotate_valid, master, remote, conf, verbose, history, dataset, dag_id, task_id, airflow_run_id"
+        "quarantine_key, annotate_valid, master, remote, conf, verbose, history, dataset, dag_id, task_id, airflow_run_id, "
+        "html"
     )
 
 
