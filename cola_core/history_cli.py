@@ -3,6 +3,10 @@
     cola history exclude --history OUTPUT --run-id ID
     cola history prune --history OUTPUT --older-than 90d
     cola history daily|dimensions|trend|top --history OUTPUT [--dataset NAME] [--days N]
+    cola history html --history OUTPUT PATH [--runs N]
+
+``html`` writes an index page (``cola_core.html.render_index``): one row per dataset and rule,
+worst first, with a sparkline of its last N runs.
 
 ``exclude`` and ``prune`` are the only commands that rewrite a store; run them when no job
 appends to it.
@@ -19,10 +23,12 @@ from cola_core.history import (
     daily_summary,
     dimension_summary,
     exclude_run,
+    index_rows,
     prune_history,
     rule_trend,
     top_offenders,
 )
+from cola_core.html import checked_page_path, render_index, write_page
 from cola_core.job import remote_url
 from cola_core.specs import OutputSpec, history_spec
 
@@ -40,7 +46,9 @@ def add_history_commands(commands: Any) -> None:
         "history", help="exclude a run, prune old rows, or print summaries of a history store",
         description="Work on a history store: the rows that --history appends, one per result per run.",
     )
-    actions = history.add_subparsers(dest="action", required=True, metavar="{exclude,prune,daily,dimensions,trend,top}")
+    actions = history.add_subparsers(
+        dest="action", required=True, metavar="{exclude,prune,daily,dimensions,trend,top,html}"
+    )
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument("--history", required=True, metavar="OUTPUT", help="the history store (a path or an output)")
     session = store.add_mutually_exclusive_group()
@@ -64,18 +72,26 @@ def add_history_commands(commands: Any) -> None:
             summary.add_argument("--rule-id", metavar="ID", help="only this rule")
         if name == "top":
             summary.add_argument("--top", type=int, default=10, metavar="N", help="how many rules (default 10)")
+    page = actions.add_parser(
+        "html", parents=[store], help="write an HTML index: every dataset and rule, worst first, with its trend"
+    )
+    page.add_argument("path", metavar="PATH", help="the HTML file to write (a local path or a file: URI)")
+    page.add_argument("--runs", type=int, default=20, metavar="N", help="the runs each trend shows (default 20)")
 
 
 def checked_history_arguments(args: argparse.Namespace) -> OutputSpec:
     """The store, and the numbers the command takes, checked before Spark starts.
 
     Raises:
-        ColaError: a malformed store, or a --days or --top below 1.
+        ColaError: a malformed store, a --days, --top or --runs below 1, or an html PATH that
+            cannot be written (``ColaOutputError``).
     """
-    for flag in ("days", "top"):
+    for flag in ("days", "top", "runs"):
         value = getattr(args, flag, None)
         if value is not None and value < 1:
             raise ColaError(f"--{flag} must be a whole number >= 1, got {value}")
+    if args.action == "html":
+        checked_page_path(args.path, "PATH")
     text = args.history
     config: Any = text
     if text.lstrip().startswith("{"):
@@ -98,6 +114,11 @@ def run_history_command(args: argparse.Namespace, spark: SparkSession, store: Ou
     if args.action == "prune":
         deleted = prune_history(spark, store, args.older_than)
         return f"pruned {deleted} row{'' if deleted == 1 else 's'} older than {args.older_than}"
+    if args.action == "html":
+        path = checked_page_path(args.path, "PATH")
+        rows = index_rows(spark, store, runs=args.runs)
+        write_page(path, render_index(rows))
+        return f"wrote the index of {len(rows)} rule{'' if len(rows) == 1 else 's'} to {path}"
     frame = _summary(spark, store, args)
     rows = [row.asDict() for row in frame.collect()]
     if args.json:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pytest
 
@@ -97,4 +98,47 @@ def test_a_duration_beyond_any_timestamp_is_refused(store, capsys):
     assert main(["history", "prune", "--history", store, "--older-than", "100000000000w"]) == 2
     assert capsys.readouterr().err.endswith(
         "cola: error: --older-than must be a duration such as 90d, 12h or 3600s, got '100000000000w'\n"
+    )
+
+
+def test_html_writes_the_index_with_the_last_runs_of_each_rule(store, tmp_path, capsys):
+    page_path = tmp_path / "site" / "index.html"
+    assert main(["history", "html", "--history", store, str(page_path)]) == 0
+    assert capsys.readouterr().out == f"wrote the index of 1 rule to {page_path}\n"
+    page = page_path.read_text(encoding="utf-8")
+    assert "<title>Cola quality</title>" in page
+    [row] = re.findall(r"<tr><td>.*?</tr>", page)
+    assert re.findall(r"<td>(.*?)</td>", row)[:6] == [
+        '<span class="sev pass">PASS</span>', "orders", "<code>row_count</code>", "", "<code>volume</code>",
+        "2026-03-02 00:00:00",
+    ]
+    # Oldest first: the failed run of day 1 (10), then the passed run of day 2 (20), higher.
+    assert re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)" r="2.5" fill="(#\w+)">', row) == [
+        ("20.0", "#cf222e"), ("4.0", "#1a7f37"),
+    ]
+    assert main(["history", "html", "--history", store, f"file://{page_path}", "--runs", "1"]) == 0
+    capsys.readouterr()
+    assert page_path.read_text(encoding="utf-8").count("<circle") == 1
+    assert sorted(p.name for p in page_path.parent.iterdir()) == ["index.html"]
+
+
+def test_html_over_a_store_that_does_not_exist_yet_is_an_empty_index(tmp_path, capsys, spark):
+    page_path = tmp_path / "index.html"
+    assert main(["history", "html", "--history", str(tmp_path / "none"), str(page_path)]) == 0
+    assert capsys.readouterr().out == f"wrote the index of 0 rules to {page_path}\n"
+    assert "<p>0 rules, worst first</p>" in page_path.read_text(encoding="utf-8")
+
+
+def test_html_arguments_are_refused_before_spark_starts(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert main(["history", "html", "--history", "/h", str(tmp_path / "i.html"), "--runs", "0"]) == 2
+    assert capsys.readouterr().err == "cola: error: --runs must be a whole number >= 1, got 0\n"
+    bad = f"{afile}/index.html"
+    assert main(["history", "html", "--history", "/h", bad]) == 2
+    assert capsys.readouterr().err == f"cola: error: PATH {bad!r} cannot be written: {str(afile)!r} is not a writable folder\n"
+    assert main(["history", "html", "--history", "/h", "https://host/index.html"]) == 2
+    assert capsys.readouterr().err == (
+        "cola: error: PATH must be a file the driver can write (a local path or a file: URI), "
+        "got 'https://host/index.html'\n"
     )
