@@ -12,7 +12,7 @@ from cola_core import CheckResult, Cola, ColaError, ColaOutputError
 from cola_core.history import RunInfo, append_history, history_trends, index_rows
 from cola_core.html import checked_page_path, render_html, render_index, sparkline, write_page
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 RULES = [
     {"type": "not_null", "columns": ["email"]},
