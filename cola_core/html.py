@@ -31,6 +31,7 @@ from cola_core.result import SEVERITIES, CheckResult, worst_severity
 from cola_core.specs import without_file_scheme
 
 __all__ = [
+    "SAMPLE_BUDGET",
     "SAMPLE_CELL_CHARS",
     "SAMPLE_ROWS",
     "SEVERITY_COLOURS",
@@ -51,6 +52,9 @@ SEVERITY_COLOURS = {"pass": "#1a7f37", "warn": "#b35900", "fail": "#cf222e"}
 # the samples hold (the results file keeps them whole).
 SAMPLE_ROWS = 20
 SAMPLE_CELL_CHARS = 200
+# The characters of sample tables one page holds: past it, a result's samples are only counted,
+# so that a 50-rule block with 20 wide samples each still makes a page under 300 KB.
+SAMPLE_BUDGET = 100_000
 # A metric rule's message names its thresholds: "row_count = 3 violates must_be (> 5)".
 _THRESHOLD = re.compile(r"\b(must_be|warn) \(([^()]*)\)")
 _WORST_FIRST = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
@@ -99,7 +103,8 @@ def render_html(
     Returns:
         The page. A rule's threshold is shown when its message names it (metric rules do);
         each result's samples, when it has some, are a small table (the first
-        :data:`SAMPLE_ROWS`, each cell cut at :data:`SAMPLE_CELL_CHARS` characters).
+        :data:`SAMPLE_ROWS`, each cell cut at :data:`SAMPLE_CELL_CHARS` characters), while
+        the page's :data:`SAMPLE_BUDGET` lasts; after that they are only counted.
     """
     verdict = worst_severity(list(results))
     counts = {severity: sum(r.severity == severity for r in results) for severity in SEVERITIES}
@@ -284,6 +289,7 @@ def _split_section(results: Sequence[CheckResult], valid_count: int | None, inva
 def _results_table(results: Sequence[CheckResult], trends: Mapping[str, Sequence[TrendPoint]]) -> str:
     header = ("severity", "code", "name", "dimension", "value", "failed", "threshold", "message", "trend")
     rows = []
+    budget = SAMPLE_BUDGET
     for result in results:
         value = "" if result.metric_value is None else format_number(result.metric_value)
         trend = trends.get(result.rule_id or "", ())
@@ -297,7 +303,16 @@ def _results_table(results: Sequence[CheckResult], trends: Mapping[str, Sequence
             for index, cell in enumerate(cells)
         ) + "</tr>")
         if result.samples:
-            rows.append(f'<tr><td colspan="{len(header)}">{_samples(result.samples)}</td></tr>')
+            table = _samples(result.samples)
+            if len(table) > budget:
+                count = len(result.samples)
+                table = (
+                    f"<p>{count} sample{'' if count == 1 else 's'}, not shown: the page has no room left for "
+                    "samples (the results file holds them)</p>"
+                )
+            else:
+                budget -= len(table)
+            rows.append(f'<tr><td colspan="{len(header)}">{table}</td></tr>')
     head = "".join(f"<th>{name}</th>" for name in header)
     return f"<h2>Results</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 

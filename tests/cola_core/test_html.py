@@ -10,7 +10,7 @@ import pytest
 
 from cola_core import CheckResult, Cola, ColaError, ColaOutputError
 from cola_core.history import RunInfo, append_history, history_trends, index_rows
-from cola_core.html import checked_page_path, render_html, render_index, sparkline, write_page
+from cola_core.html import SAMPLE_BUDGET, checked_page_path, render_html, render_index, sparkline, write_page
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
@@ -162,6 +162,21 @@ def test_a_50_rule_block_with_samples_and_trends_stays_under_300_kb(spark):
     assert page.count('<table class="samples">') == 50
     assert len(page.encode()) < 300_000
     assert_self_contained(page)
+
+
+def test_wide_samples_stop_at_the_page_budget_and_are_then_only_counted():
+    trends = {f"rule-{number}": [(at(1), float(run), "fail") for run in range(20)] for number in range(50)}
+    samples = [{"id": row, "left": "l" * 300, "right": "r" * 300} for row in range(20)]
+    results = [CheckResult("not_null", False, "m", 20, code="c", rule_id=f"rule-{number}", samples=samples)
+               for number in range(50)]
+    page = render_html(results, trends=trends)
+    table = page.split('<tr><td colspan="9">', 2)[1].split("</details>", 1)[0] + "</details>"
+    # Each table is the same size: as many fit as the budget holds, in rule order.
+    assert page.count('<table class="samples">') == SAMPLE_BUDGET // len(table) == 11
+    assert page.count(
+        "<p>20 samples, not shown: the page has no room left for samples (the results file holds them)</p>"
+    ) == 39
+    assert len(page.encode()) < 300_000
 
 
 def test_a_sparkline_draws_one_point_per_run_coloured_by_severity():
