@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -41,9 +42,34 @@ def rows_of(page: str) -> list[str]:
     return re.findall(r"<tr>.*?</tr>", section.split("<tbody>", 1)[1].split("</tbody>")[0])
 
 
+class _Nesting(HTMLParser):
+    """Every element opened is closed, in order (void elements aside)."""
+
+    VOID = frozenset({"meta", "br"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.mismatched: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        pass  # <polyline .../>
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.mismatched.append(tag)
+
+
 def assert_self_contained(page: str) -> None:
     for reach in ("http://", "https://", "src=", "<script", "<link", "@import", "url("):
         assert reach not in page
+    nesting = _Nesting()
+    nesting.feed(page)
+    assert (nesting.open, nesting.mismatched) == ([], [])
 
 
 def test_a_report_shows_the_run_the_verdict_and_every_result(people):
@@ -96,6 +122,7 @@ def test_a_split_shows_its_counts_and_the_failed_row_rules(people, tmp_path):
         "<th>failed</th></tr></thead><tbody>"
         '<tr><td><code>not_null(email)</code></td><td class="num">2</td></tr></tbody></table>'
     ) in page  # the warn rule quarantines nothing, and the unique rule passed
+    assert_self_contained(page)
 
 
 def test_a_split_where_no_row_rule_failed_says_so(people, tmp_path):
@@ -114,6 +141,7 @@ def test_samples_are_a_table_under_their_result(people):
         "<th>id</th><th>email</th><th>age</th></tr></thead><tbody><tr><td>1</td><td>NULL</td><td>5</td></tr>"
         "</tbody></table></details></td></tr>"
     ) in page
+    assert_self_contained(page)
 
 
 def test_many_samples_and_long_values_are_cut():
@@ -147,6 +175,8 @@ def test_every_value_from_the_data_or_the_rules_is_escaped(spark):
     assert index.count(HOSTILE_TEXT) == 7  # title, heading, dataset, code, name, rule id, latest
     assert '<span class="sev ">&lt;SCRIPT&gt;ALERT(1)&lt;/SCRIPT&gt; &quot;Q&quot; &#x27;A&#x27; &amp; B</span>' in index
     assert "<script" not in index.lower()
+    assert_self_contained(page)
+    assert_self_contained(index)
 
 
 def test_a_50_rule_block_with_samples_and_trends_stays_under_300_kb(spark):
@@ -177,6 +207,7 @@ def test_wide_samples_stop_at_the_page_budget_and_are_then_only_counted():
         "<p>20 samples, not shown: the page has no room left for samples (the results file holds them)</p>"
     ) == 39
     assert len(page.encode()) < 300_000
+    assert_self_contained(page)
 
 
 def test_a_sparkline_draws_one_point_per_run_coloured_by_severity():
