@@ -111,7 +111,7 @@ def _sync_and_unpause(dag_id: str) -> None:
         session.get(DagModel, dag_id).is_paused = False
 
 
-def _run_asset_triggered(dag_id: str, capfd) -> dict[str, Any]:
+def _run_asset_triggered(dag_id: str, capfd, caplog) -> dict[str, Any]:
     """Let the scheduler create the asset-triggered run of ``dag_id``, then run its tasks.
 
     Returns:
@@ -135,6 +135,7 @@ def _run_asset_triggered(dag_id: str, capfd) -> dict[str, Any]:
     from cola_testenv import DAGS_FOLDER
 
     capfd.readouterr()
+    caplog.clear()
     with create_session() as session, prohibit_commit(session) as guard:
         SchedulerJobRunner(job=Job())._create_dagruns_for_dags(guard, session)
     dag = DagBag(dag_folder=str(DAGS_FOLDER)).get_dag(dag_id)
@@ -166,7 +167,9 @@ def _run_asset_triggered(dag_id: str, capfd) -> dict[str, Any]:
         rows = session.scalars(XComModel.get_many(run_id=run.run_id, dag_ids=dag_id, key="return_value"))
         xcom = {row.task_id: XComModel.deserialize_value(row) for row in rows}
     out, err = capfd.readouterr()
-    return {"states": states, "xcom": xcom, "consumed": consumed, "log": out + err}
+    # The tasks' records reach the captured streams or, when an earlier test left the logging
+    # handlers on another stream, pytest's log capture: both are read.
+    return {"states": states, "xcom": xcom, "consumed": consumed, "log": out + err + caplog.text}
 
 
 # --- producers: the extra on each kind of outlet ------------------------------------------
@@ -205,7 +208,7 @@ def test_every_kind_of_outlet_gets_the_summary_and_a_failed_task_emits_none(run_
 # --- a consumer DAG gated on the producer's events ----------------------------------------
 
 
-def test_a_consumer_dag_goes_on_with_checked_data_and_refuses_failed_data(run_dag, spark, capfd):
+def test_a_consumer_dag_goes_on_with_checked_data_and_refuses_failed_data(run_dag, spark, capfd, caplog):
     _sync_and_unpause("cola_test_assets_consumer")
 
     run_dag("cola_test_assets_producer", "2024-01-01")
@@ -214,7 +217,7 @@ def test_a_consumer_dag_goes_on_with_checked_data_and_refuses_failed_data(run_da
         ("cola_test_orders", "checked_orders", {"cola": PASSED_DAY}),
         ("cola_test_orders", "checked_orders", {"cola": WARNED_DAY}),
     ]
-    first = _run_asset_triggered("cola_test_assets_consumer", capfd)
+    first = _run_asset_triggered("cola_test_assets_consumer", capfd, caplog)
     # Airflow 3.3 hands this run only the first of the two events: the asset's queue entry
     # keeps the time of the first, and the run consumes the events up to that time. The
     # second one waits for the next run.
@@ -228,7 +231,7 @@ def test_a_consumer_dag_goes_on_with_checked_data_and_refuses_failed_data(run_da
     assert "Cola quality gate: open (accepting pass, warn)" in first["log"]
 
     run_dag("cola_test_assets_producer", "2024-01-03")
-    second = _run_asset_triggered("cola_test_assets_consumer", capfd)
+    second = _run_asset_triggered("cola_test_assets_consumer", capfd, caplog)
     # Two events of one asset: the latest one decides.
     assert second["consumed"] == ["warn", "fail"]
     assert second["states"] == {
