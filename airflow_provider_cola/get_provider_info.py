@@ -11,7 +11,8 @@ def get_provider_info() -> dict[str, Any]:
     """Describe this provider to Airflow's ProvidersManager.
 
     ``package-name`` must equal the distribution name, or Airflow refuses the provider.
-    ``task-decorators`` makes ``@task.cola_check`` resolve.
+    ``task-decorators`` makes ``@task.cola_check`` resolve; ``extra-links`` names the
+    "Cola report" link of both operators and the decorator.
     """
     from airflow_provider_cola import __version__
 
@@ -39,4 +40,5 @@ def get_provider_info() -> dict[str, Any]:
                 "class-name": "airflow_provider_cola.decorators.cola.cola_check",
             }
         ],
+        "extra-links": ["airflow_provider_cola.links.ColaReportLink"],
     }

@@ -10,8 +10,10 @@ with a ``split`` job), with ``valid_count`` and ``invalid_count`` in its XCom.
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.providers.standard.operators.python import PythonOperator
@@ -30,6 +32,7 @@ from airflow_provider_cola._outcome import (
 from airflow_provider_cola._rules import RuleBlock, dag_folder, history_job_fields, load_rules, split_job_fields
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
 from cola_core.errors import ColaError
 from cola_core.job import JobSpec
 
@@ -50,13 +53,14 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
     custom_operator_name = "@task.cola_check"
     template_fields: Sequence[str] = (
         "templates_dict", "op_args", "op_kwargs", "rules", "conf", "valid_output", "invalid_output", "annotate",
-        "history", "dataset",
+        "history", "dataset", "html_report",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "templates_dict": "json", "op_args": "py", "op_kwargs": "py", "rules": "json", "conf": "json",
         "valid_output": "json", "invalid_output": "json",
     }
     inherits_from_skipmixin = True
+    operator_extra_links = (ColaReportLink(),)
 
     def __init__(
         self,
@@ -76,6 +80,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         annotate_valid: bool = False,
         history: dict[str, Any] | str | None = None,
         dataset: str | None = None,
+        html_report: str | None = None,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
@@ -95,6 +100,8 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         self.annotate_valid = checked_switch(annotate_valid, "annotate_valid")
         self.history = history
         self.dataset = dataset
+        self.html_report = html_report
+        self._page: Path | None = None
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
             p.name == SPARK_ARGUMENT or p.kind is inspect.Parameter.VAR_KEYWORD
@@ -136,7 +143,11 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         # The function's DataFrame has no source to name it by: the task does.
         history = history_job_fields(self.history, self.dataset, context, f"{self.dag_id}.{self.task_id}")
         self._job = self._job_spec(self._block, {**self._job_outputs(), **history})
+        self._page = checked_report_path(self.html_report)
+        if self._page is not None:  # an earlier run's page must never pass for this run's
+            self._page.unlink(missing_ok=True)
         summary = super().execute(context)
+        push_report(context, self._page)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
     def execute_callable(self) -> dict[str, Any]:
@@ -157,7 +168,11 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
                 raise ColaConfigError(
                     f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
                 )
-            return run_job(job, spark, df=df).summary
+            started = dt.datetime.now(dt.timezone.utc)
+            outcome = run_job(job, spark, df=df)
+            if self._page is not None:  # written in this worker, as the driver does for cola --html
+                write_report(self._page, spark, job.spec, outcome, started)
+            return outcome.summary
         finally:
             if started_here:
                 stop_session(spark)
@@ -324,6 +339,7 @@ def cola_check(
     annotate_valid: bool = False,
     history: dict[str, Any] | str | None = None,
     dataset: str | None = None,
+    html_report: str | None = None,
     **kwargs: Any,
 ) -> TaskDecorator:
     """Turn a function that returns a DataFrame into a Cola quality-gate task.
@@ -365,6 +381,9 @@ def cola_check(
         history: a history store, as for ``ColaCheckOperator``. (templated)
         dataset: with ``history``, what was checked; ``<dag_id>.<task_id>`` by default, since
             the function's DataFrame has no source to name it by. (templated)
+        html_report: a local file this worker writes the run's HTML report to, as for
+            ``ColaCheckOperator``: its path is pushed under the XCom key ``cola_report``,
+            and the "Cola report" extra link opens it. (templated)
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 
     Returns:
@@ -396,5 +415,6 @@ def cola_check(
         annotate_valid=annotate_valid,
         history=history,
         dataset=dataset,
+        html_report=html_report,
         **kwargs,
     )

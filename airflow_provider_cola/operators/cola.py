@@ -39,6 +39,7 @@ from airflow_provider_cola._rules import (
 )
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
 from airflow_provider_cola.operators._argv import rules_file
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, launcher_environment, refused_message
@@ -115,6 +116,11 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             ids. (templated)
         dataset: with ``history``, what was checked; the source's path, table or query hash
             by default. (templated)
+        html_report: a local file the Spark driver writes the run's HTML report to (see
+            ``cola --html``); with ``history``, with each rule's trend. The task pushes its path
+            under the XCom key ``cola_report``, and the "Cola report" extra link opens it
+            through the provider's plugin. In cluster deploy mode the driver writes it on its
+            own machine, and there is no link. (templated)
         samples: keep up to this many offending rows of each failed row rule in the results
             (one extra Spark job); the failure message shows them. 0 (default) keeps none.
         allow_external_access: let SQL text in the rules call JVM functions (``reflect``...)
@@ -140,11 +146,13 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         "pipeline",
         "history",
         "dataset",
+        "html_report",
         "results_uri",
         *_SUBMIT_TEMPLATE_FIELDS,
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"rules": "json", "source": "json", "conf": "json"}
     ui_color = "#f5d76e"
+    operator_extra_links = (ColaReportLink(),)
     # Tells the scheduler that this task may skip its downstream tasks (as branch operators do).
     inherits_from_skipmixin = True
 
@@ -162,6 +170,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         pipeline: str | None = None,
         history: dict[str, Any] | str | None = None,
         dataset: str | None = None,
+        html_report: str | None = None,
         results_uri: str | None = None,
         samples: int = 0,
         allow_external_access: bool = False,
@@ -203,6 +212,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         self.pipeline = pipeline
         self.history = history
         self.dataset = dataset
+        self.html_report = html_report
         self.results_uri = results_uri
         self.samples = checked_samples(samples)
         self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
@@ -262,9 +272,12 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         )
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
         outputs = {**self._job_outputs(), **history_job_fields(self.history, self.dataset, context, None)}
+        page = checked_report_path(self.html_report)
+        outputs["html"] = None if page is None else str(page)
         remote = self._connect_url()
         if remote is not None:
             summary = self._run_as_connect_client(remote, block, source, outputs)
+            push_report(context, page)
             return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and not self.results_uri:
@@ -285,6 +298,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             summary = results.read(
                 split=self.command == "split", checks=block.checks, log_tail=self._hook.log_tail
             )
+        push_report(context, page)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
     def _connect_url(self) -> str | None:
@@ -317,17 +331,25 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             ColaJobRefused: the engine refused the source, an output or a rule on the data.
             ColaJobError: Spark failed (the server cannot be reached, a query crashed).
         """
+        import datetime as dt
+
         from cola_core.report import render_table
         from cola_core.runner import load_job, run_job
         from cola_core.session import spark_session, stop_session
 
         job = load_job(self._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
+        page = None if job.spec.html is None else Path(job.spec.html)
+        if page is not None:  # an earlier run's page must never pass for this run's
+            page.unlink(missing_ok=True)
         self.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(remote).netloc)
         try:
             spark, started_here = spark_session(remote, (self.conf or {}).items())
             self._connect_session = spark
             try:
+                started = dt.datetime.now(dt.timezone.utc)
                 outcome = run_job(job, spark)
+                if page is not None:  # in this process, as the driver does for cola --html
+                    write_report(page, spark, job.spec, outcome, started)
             finally:
                 self._connect_session = None
                 if started_here:

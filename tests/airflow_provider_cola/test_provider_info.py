@@ -29,6 +29,7 @@ def test_get_provider_info():
         ],
         "operators": [{"integration-name": "Cola", "python-modules": ["airflow_provider_cola.operators.cola"]}],
         "task-decorators": [{"name": "cola_check", "class-name": "airflow_provider_cola.decorators.cola.cola_check"}],
+        "extra-links": ["airflow_provider_cola.links.ColaReportLink"],
     }
 
 

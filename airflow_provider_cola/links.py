@@ -1,0 +1,117 @@
+"""The HTML report of a task: its path checked, its XCom, and the "Cola report" extra link.
+
+A task given ``html_report`` pushes the absolute path of the page it wrote under the XCom key
+:data:`REPORT_XCOM_KEY`. The link points to the provider's plugin (``airflow_provider_cola.plugin``),
+which serves that file, and only that file, at ``/cola/reports/<dag_id>/<run_id>/<task_id>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from airflow.sdk import BaseOperatorLink
+
+from airflow_provider_cola.errors import ColaConfigError
+from cola_core.errors import ColaError
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Mapping
+
+    from airflow.sdk import BaseOperator
+    from airflow.sdk.types import TaskInstanceKey
+    from pyspark.sql import SparkSession
+
+    from cola_core.job import JobSpec
+    from cola_core.runner import JobOutcome
+
+__all__ = [
+    "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_url",
+    "url_prefix", "write_report",
+]
+
+REPORT_XCOM_KEY = "cola_report"
+# Where the plugin's app is mounted in the API server.
+URL_PREFIX = "/cola"
+# The runs of each rule whose trend a report draws, as ``cola --html`` draws them.
+TREND_RUNS = 20
+
+
+def checked_report_path(html_report: Any) -> Path | None:
+    """The absolute local path of the page ``html_report`` names, checked before any Spark work.
+
+    Raises:
+        ColaConfigError: not a path the task can write (a URI, a folder, a read-only place).
+    """
+    if html_report is None:
+        return None
+    from cola_core.html import checked_page_path
+
+    if not isinstance(html_report, str):
+        raise ColaConfigError(f"html_report must be the path of a file, got {html_report!r}")
+    try:
+        return checked_page_path(html_report, "html_report").absolute()
+    except ColaError as error:
+        raise ColaConfigError(str(error)) from error
+
+
+def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome, started: dt.datetime) -> None:
+    """Write the report of a job run in this process (as ``cola --html`` does for the driver):
+    with a history, with the trends of the dataset's last runs, this one included.
+
+    Raises:
+        ColaOutputError: the page cannot be written.
+    """
+    from cola_core.history import default_dataset, history_trends
+    from cola_core.html import render_html, write_page
+
+    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
+    trends = None
+    if spec.history is not None and dataset is not None:
+        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
+    page = render_html(
+        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=started, dag_id=spec.dag_id,
+        task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, valid_count=outcome.valid_count,
+        invalid_count=outcome.invalid_count, trends=trends,
+    )
+    write_page(path, page)
+
+
+def push_report(context: Mapping[str, Any], path: Path | None) -> None:
+    """Push the page's path under :data:`REPORT_XCOM_KEY` when the run wrote it (the link and
+    the plugin read it); nothing otherwise."""
+    if path is not None and path.is_file():
+        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=str(path))
+
+
+def url_prefix() -> str:
+    """The plugin's URL: ``[api] base_url`` (without its trailing slash) + ``/cola``."""
+    from airflow.configuration import conf
+
+    base = (conf.get("api", "base_url", fallback="") or "").rstrip("/")
+    return f"{base}{URL_PREFIX}"
+
+
+def report_url(dag_id: str, run_id: str, task_id: str) -> str:
+    """Where the plugin serves that task instance's report."""
+    parts = "/".join(quote(part, safe="") for part in (dag_id, run_id, task_id))
+    return f"{url_prefix()}/reports/{parts}"
+
+
+class ColaReportLink(BaseOperatorLink):
+    """ "Cola report": the task instance's HTML report, served by the provider's plugin.
+
+    Empty (no link) when the task wrote no report: no ``html_report``, or a run that stopped
+    before writing it.
+    """
+
+    name = "Cola report"
+
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        from airflow.sdk.execution_time.xcom import XCom
+
+        if not XCom.get_value(ti_key=ti_key, key=REPORT_XCOM_KEY):
+            return ""
+        return report_url(ti_key.dag_id, ti_key.run_id, ti_key.task_id)
