@@ -3,8 +3,13 @@ extra link, and the plugin that serves the reports and the quality index (cola_t
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -13,6 +18,8 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 DAG_ID = "cola_test_report"
 # The sample data of 2024-01-03 holds a NULL order_id and a duplicate one.
 SEVERITIES = {"orders.keys": "fail", "orders.unique": "fail", "orders.volume": "pass"}
+# That of 2024-01-02 passes.
+DAY_2 = {"orders.keys": "pass", "orders.unique": "pass", "orders.volume": "pass"}
 
 
 def _link_xcom(dag_id: str, run_id: str, task_id: str):
@@ -36,10 +43,10 @@ def _run_id(dag_id: str) -> str:
         ).one()
 
 
-def _assert_served(client, outcome, dag_id: str, run_id: str, task_id: str, page) -> None:
+def _assert_served(client, outcome, dag_id: str, run_id: str, task_id: str, page, severities=SEVERITIES) -> None:
     """The task wrote ``page``, pushed its path, and its extra link serves it through the plugin."""
     results = outcome.xcom[task_id]["results"]
-    assert {r["rule_id"]: r["severity"] for r in results} == SEVERITIES
+    assert {r["rule_id"]: r["severity"] for r in results} == severities
     xcoms = _link_xcom(dag_id, run_id, task_id)
     assert xcoms["cola_report"] == str(page)
     link = xcoms["_link_ColaReportLink"]
@@ -127,6 +134,32 @@ def test_the_operator_s_driver_writes_its_report_and_the_link_serves_it(run_dag,
     assert outcome.states == {"check_orders": "success"}
     _assert_served(TestClient(create_app()), outcome, dag_id, _run_id(dag_id), "check_orders",
                    tmp_path / "check_orders.html")
+
+
+def test_over_spark_connect_the_operator_writes_its_report_in_the_worker(airflow_home, tmp_path):
+    """The same operator task with a spark_connect connection: the engine runs in the task's
+    process (an ``airflow dags test`` process of its own), which writes the page, with trends."""
+    from fastapi.testclient import TestClient
+
+    from airflow_provider_cola.plugin import create_app
+    from connect_server import connect_server
+
+    dag_id = "cola_test_report_operator"
+    with connect_server() as url:
+        connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": urlsplit(url).port}
+        env = {**os.environ, "AIRFLOW_CONN_SPARK_LOCAL": json.dumps(connection)}
+        done = subprocess.run(
+            [sys.executable, "-m", "airflow", "dags", "test", dag_id, "2024-01-02", "-c",
+             json.dumps({"out": str(tmp_path)})],
+            capture_output=True, text=True, env=env, timeout=900,
+        )
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-5000:]
+    assert "as a Spark Connect client" in log
+    run_id = _run_id(dag_id)
+    outcome = SimpleNamespace(xcom={"check_orders": _link_xcom(dag_id, run_id, "check_orders")["return_value"]})
+    _assert_served(TestClient(create_app()), outcome, dag_id, run_id, "check_orders",
+                   tmp_path / "check_orders.html", severities=DAY_2)
 
 
 def test_the_link_is_empty_without_a_report(monkeypatch):
