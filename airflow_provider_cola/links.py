@@ -47,7 +47,7 @@ def checked_report_path(html_report: Any) -> Path | None:
     """
     if html_report is None:
         return None
-    from cola_core.html import checked_page_path
+    from cola_core.pages import checked_page_path
 
     if not isinstance(html_report, str):
         raise ColaConfigError(f"html_report must be the path of a file, got {html_report!r}")
@@ -65,7 +65,7 @@ def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOut
         ColaOutputError: the page cannot be written.
     """
     from cola_core.history import default_dataset, history_trends
-    from cola_core.html import render_html, write_page
+    from cola_core.pages import render_html, write_page
 
     dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
     trends = None

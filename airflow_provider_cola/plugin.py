@@ -7,7 +7,7 @@ Registered through the ``airflow.plugins`` entry point. It mounts a small FastAP
   in its XCom ``cola_report`` (the "Cola report" extra link points here). Only a path recorded
   there is ever served, and only a ``.html`` file; anything else is a 404.
 - ``/cola/``: with ``[cola] history_store`` set, the index of that history store
-  (``cola_core.html.render_index``); without it, the latest reports recorded in XCom.
+  (``cola_core.pages.render_index``); without it, the latest reports recorded in XCom.
 
 The index over a history store is a Spark query (``cola_core.history.index_rows``), as in
 ``cola history html``: the store can be any output Cola writes (a table as well as a parquet
@@ -125,7 +125,7 @@ def create_app() -> FastAPI:
         store = conf.get("cola", "history_store", fallback=None)
         if store:
             from cola_core.history import index_rows
-            from cola_core.html import render_index
+            from cola_core.pages import render_index
 
             return HTMLResponse(render_index(index_rows(_index_spark(), store)))
         from jinja2 import Environment

@@ -27,8 +27,8 @@ from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.history import default_dataset, history_trends
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
-from cola_core.html import checked_page_path, render_html, write_page
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
+from cola_core.pages import checked_page_path, render_html, write_page
 from cola_core.report import refusal_results, render_table, results_text
 from cola_core.runner import JobOutcome, load_job, run_job
 from cola_core.session import spark_session, stop_session

@@ -497,7 +497,7 @@ def top_offenders(
     )
 
 
-# -- the HTML report's trends and index (cola_core.html draws them) ------------------------------
+# -- the HTML report's trends and index (cola_core.pages draws them) ------------------------------
 
 
 def _last_runs(
@@ -534,7 +534,7 @@ def history_trends(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str, runs: int = 20
 ) -> dict[str, list[tuple[dt.datetime, float | None, str]]]:
     """Per ``rule_id`` of ``dataset``: its last ``runs`` runs, oldest first, each
-    ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.html.render_html``.
+    ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.pages.render_html``.
     An empty dict when the store does not exist yet.
 
     Raises:
@@ -547,7 +547,7 @@ def history_trends(
 def index_rows(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int = 20
 ) -> list[dict[str, Any]]:
-    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.html.render_index``:
+    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.pages.render_index``:
     ``dataset``, ``rule_id``, and from its latest run ``code``, ``check_name``, ``severity`` and
     ``validated_at``; ``trend`` is its last ``runs`` runs, oldest first. Sorted by dataset and rule.
 

@@ -5,7 +5,7 @@
     cola history daily|dimensions|trend|top --history OUTPUT [--dataset NAME] [--days N]
     cola history html --history OUTPUT PATH [--runs N]
 
-``html`` writes an index page (``cola_core.html.render_index``): one row per dataset and rule,
+``html`` writes an index page (``cola_core.pages.render_index``): one row per dataset and rule,
 worst first, with a sparkline of its last N runs.
 
 ``exclude`` and ``prune`` are the only commands that rewrite a store; run them when no job
@@ -28,8 +28,8 @@ from cola_core.history import (
     rule_trend,
     top_offenders,
 )
-from cola_core.html import checked_page_path, render_index, write_page
 from cola_core.job import remote_url
+from cola_core.pages import checked_page_path, render_index, write_page
 from cola_core.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:

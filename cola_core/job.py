@@ -73,7 +73,7 @@ class JobSpec:
         task_id: from Airflow, likewise.
         airflow_run_id: from Airflow, likewise.
         html: the local file the run's HTML report is written to, by the command line that
-            runs the job (``cola check|split --html``; see ``cola_core.html``); with
+            runs the job (``cola check|split --html``; see ``cola_core.pages``); with
             ``history``, each rule's trend over its last 20 runs is drawn in it.
     """
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._format import format_number
 from cola_core._values import plain_number
 from cola_core.errors import ColaError
-from cola_core.html import render_html, render_index  # the names: reports of every kind live here
+from cola_core.pages import render_html, render_index  # the names: reports of every kind live here
 from cola_core.result import SEVERITIES, CheckResult, Severity, worst_severity
 from cola_core.specs import OutputSpec
 from cola_core.storage import write_output

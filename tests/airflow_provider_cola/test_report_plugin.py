@@ -118,12 +118,6 @@ def test_the_decorator_writes_its_report_and_the_plugin_serves_it_and_indexes_it
     assert "not for the web" not in response.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: spark-submit runs cola_core/_job_entry.py, so cola_core/ is first on sys.path and "
-    "cola_core/html.py shadows the standard library's html (AttributeError: module 'html' has no attribute "
-    "'escape') when the driver writes --html",
-)
 def test_the_operator_s_driver_writes_its_report_and_the_link_serves_it(run_dag, tmp_path):
     from fastapi.testclient import TestClient
 

@@ -11,7 +11,7 @@ import pytest
 
 from cola_core import CheckResult, Cola, ColaError, ColaOutputError
 from cola_core.history import RunInfo, append_history, history_trends, index_rows
-from cola_core.html import SAMPLE_BUDGET, checked_page_path, render_html, render_index, sparkline, write_page
+from cola_core.pages import SAMPLE_BUDGET, checked_page_path, render_html, render_index, sparkline, write_page
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
