@@ -27,7 +27,7 @@ SOURCE = {"path": "/data/orders/{{ ds }}", "format": "json"}
 
 def test_template_fields():
     assert ColaCheckOperator.template_fields == (
-        "rules", "source", "report", "pipeline", "history", "dataset", "results_uri", "conf", "files", "py_files",
+        "rules", "source", "report", "pipeline", "history", "dataset", "html_report", "results_uri", "conf", "files", "py_files",
         "archives", "jars", "packages", "driver_class_path", "env_vars", "name", "keytab", "principal", "proxy_user",
         "properties_file",
     )
