@@ -68,7 +68,7 @@ def uses_local_python(master: str) -> bool:
 
 def connect_mode() -> bool:
     """Whether pyspark is set to reach Spark through Spark Connect (``SPARK_REMOTE``)."""
-    return bool(os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED"))
+    return any(os.environ.get(name) for name in _CONNECT_ENVIRONMENT)
 
 
 def master_configured(conf: Iterable[tuple[str, str]]) -> bool:

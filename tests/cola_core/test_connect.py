@@ -75,10 +75,15 @@ print(json.dumps(out, default=str, sort_keys=True))
 """
 
 
+def _classic_environment() -> dict[str, str]:
+    """This process's environment without what makes pyspark a Connect client (a child starts
+    whichever session it is told to)."""
+    return {key: value for key, value in os.environ.items()
+            if key not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "COLA_SPARK_CONNECT")}
+
+
 def _batch(*remote: str) -> dict:
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "COLA_SPARK_CONNECT")}
-    env["PYSPARK_PYTHON"] = sys.executable
+    env = {**_classic_environment(), "PYSPARK_PYTHON": sys.executable}
     done = subprocess.run(
         [sys.executable, "-c", BATCH, str(ROOT), str(ROOT / "tests"), *remote],
         capture_output=True, text=True, env=env, timeout=600,
@@ -231,10 +236,8 @@ def test_path_outputs_that_the_client_cannot_publish_are_refused_before_anything
 
 
 def _cola(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")}
     return subprocess.run([sys.executable, "-m", "cola_core", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600)
+                          env=_classic_environment(), timeout=600)
 
 
 @only_connect
@@ -293,10 +296,8 @@ stop_session(spark)
 
 @only_connect
 def test_after_a_connect_session_the_process_can_start_a_classic_one(connect_url):
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "COLA_SPARK_CONNECT")}
     done = subprocess.run([sys.executable, "-c", STOPPED, str(ROOT), connect_url], capture_output=True, text=True,
-                          env=env, timeout=600)
+                          env=_classic_environment(), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == [
         "True pyspark.sql.connect.session True 3", "False", "True pyspark.sql.session 2",
