@@ -503,20 +503,27 @@ def top_offenders(
 def _last_runs(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int, dataset: str | None
 ) -> dict[tuple[str, str], list[Any]]:
-    """Per (dataset, rule_id): the rows of its last ``runs`` runs, oldest first. Excluded runs
-    are kept: they ran, and a trend shows what they measured. One query."""
+    """Per (dataset, rule_id): the rows of its last ``runs`` runs, oldest first, each with
+    ``dataset_latest``, the run id of its dataset's latest run. One query.
+
+    Excluded runs are left out, as the baselines leave them out: a run someone excluded was
+    declared not to count (a bad load, since fixed), so it is neither a rule's latest verdict
+    nor a point of its trend."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ColaError(f"runs must be a whole number >= 1, got {runs!r}")
-    rows = read_history(spark, store).where(F.col("rule_id").isNotNull())
+    rows = read_history(spark, store).where(F.col("rule_id").isNotNull() & ~F.coalesce(F.col("excluded"), F.lit(False)))
     if dataset is not None:
         rows = rows.where(F.col("dataset") == F.lit(dataset))
-    newest = Window.partitionBy("dataset", "rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
+    newest_first = (F.col("validated_at").desc(), F.col("run_id").desc())
+    newest = Window.partitionBy("dataset", "rule_id").orderBy(*newest_first)
+    # The first row of the dataset's window is its latest run (the frame runs from the top).
+    dataset_latest = F.first("run_id").over(Window.partitionBy("dataset").orderBy(*newest_first))
     latest = (
         rows.select("dataset", "rule_id", "code", "check_name", "severity", "metric_value", "validated_at", "run_id",
-                    F.row_number().over(newest).alias("newest"))
+                    F.row_number().over(newest).alias("newest"), dataset_latest.alias("dataset_latest"))
         .where(F.col("newest") <= runs)
         .collect()
     )
@@ -535,7 +542,7 @@ def history_trends(
 ) -> dict[str, list[tuple[dt.datetime, float | None, str]]]:
     """Per ``rule_id`` of ``dataset``: its last ``runs`` runs, oldest first, each
     ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.pages.render_html``.
-    An empty dict when the store does not exist yet.
+    Excluded runs are left out. An empty dict when the store does not exist yet.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
@@ -549,7 +556,9 @@ def index_rows(
 ) -> list[dict[str, Any]]:
     """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.pages.render_index``:
     ``dataset``, ``rule_id``, and from its latest run ``code``, ``check_name``, ``severity`` and
-    ``validated_at``; ``trend`` is its last ``runs`` runs, oldest first. Sorted by dataset and rule.
+    ``validated_at``; ``trend`` is its last ``runs`` runs, oldest first; ``current`` is False for
+    a rule its dataset's latest run did not check (a rule since removed or renamed), whose
+    verdict is then only history. Sorted by dataset and rule. Excluded runs are left out.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
@@ -561,5 +570,6 @@ def index_rows(
         index.append({
             "dataset": dataset, "rule_id": rule_id, "code": latest["code"], "check_name": latest["check_name"],
             "severity": latest["severity"], "validated_at": latest["validated_at"], "trend": _points(rows),
+            "current": latest["run_id"] == latest["dataset_latest"],
         })
     return index

@@ -510,3 +510,25 @@ def test_an_anomaly_needs_at_least_its_warm_up_of_runs():
     assert refused({"type": "row_count", "must_be": "anomaly < 3", "baseline": {"runs": 3}}) == (
         "rules[0] (row_count): 'baseline.runs' is 3, but an anomaly is scored against at least 5 earlier runs"
     )
+
+
+def test_the_index_and_trends_leave_out_excluded_runs_and_mark_rules_the_latest_run_dropped(spark, tmp_path):
+    from cola_core.history import history_trends, index_rows
+
+    store = str(tmp_path / "h")
+    kept = {"type": "row_count", "must_be": "> 20", "id": "kept"}
+    dropped = {"type": "row_count", "must_be": "> 0", "id": "dropped"}
+    # run-3 is a bad load (5 rows) excluded after it ran; run-4 no longer has the rule "dropped".
+    runs_of(spark, store, [30, 40, 5], [kept, dropped], exclude={"run-3"})
+    runs_of_day4 = RunInfo(dataset="orders", run_id="run-4", validated_at=_day(4))
+    Cola().run(spark.range(50), [kept], history=store, run_info=runs_of_day4)
+    naive = [_day(day).replace(tzinfo=None) for day in (1, 2, 4)]
+    assert history_trends(spark, store, "orders") == {
+        "kept": [(naive[0], 30.0, "pass"), (naive[1], 40.0, "pass"), (naive[2], 50.0, "pass")],
+        "dropped": [(naive[0], 30.0, "pass"), (naive[1], 40.0, "pass")],
+    }
+    rows = index_rows(spark, store)
+    assert [(r["rule_id"], r["severity"], r["validated_at"], r["current"], len(r["trend"])) for r in rows] == [
+        ("dropped", "pass", naive[1], False, 2),
+        ("kept", "pass", naive[2], True, 3),
+    ]
