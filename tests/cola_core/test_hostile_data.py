@@ -16,7 +16,7 @@ import pytest
 from cola_core import CheckResult, Cola
 from cola_helpers import refused, run_one
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
 
 def count_of(df, rule) -> int:
