@@ -7,10 +7,11 @@ The design, measured against caching and checkpointing in ``benchmarks/SPLIT_NOT
    block's plain aggregates and the two row counts are observed on that same write
    (``DataFrame.observe``), so the input is evaluated once: every row lands in exactly one
    output even when the input is not deterministic, and the counts are those of the rows
-   written. Distinct counts cannot be observed (Spark refuses DISTINCT in observed metrics),
-   but a ``unique`` rule's is taken on the window its predicate computes anyway (the first
-   row of each key is marked, and the marks counted); each other distinct column set costs
-   its own pass, as in ``run``.
+   written. So are the rows carrying each rejection code (a row breaking two rules counts
+   under both), counted on the codes column the write stores. Distinct counts cannot be
+   observed (Spark refuses DISTINCT in observed metrics), but a ``unique`` rule's is taken on
+   the window its predicate computes anyway (the first row of each key is marked, and the
+   marks counted); each other distinct column set costs its own pass, as in ``run``.
 2. **Publish.** Each outcome's folder is moved into its destination (``cola_core.publish``):
    a rename for a path output with the staging write's layout; otherwise its rows are first
    copied from staging (a deterministic read) into that destination's format, partitioning
@@ -33,7 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, quote, scope_column
+from cola_core._columns import column_of, quote, scope_column, shared_columns
+from cola_core._format import render_code
 from cola_core._spark_errors import first_line, is_data_error, is_lasting_storage_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
@@ -86,11 +88,16 @@ class SplitOutcome:
         results: one result per rule, in order, as ``Cola().run`` gives them.
         valid_count: the rows published to the valid output.
         invalid_count: the rows published to the invalid output.
+        rejections: per rejection code, the invalid rows carrying it (in rule order, then
+            ``quarantine_key(...)``; codes no row carries are left out). A row breaking two
+            rules counts under both, so the sum is at least ``invalid_count``; a ``unique``
+            rule's code counts every row of a duplicated key, not its ``failed_count``.
     """
 
     results: list[CheckResult]
     valid_count: int
     invalid_count: int
+    rejections: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -162,11 +169,12 @@ def split_write(
     staging = _Staging.beside(spark, fs, destinations, renamed_first=columns.valid != columns.invalid)
     _refuse_unwritable_columns(columns, destinations, staging)
     try:
-        observed, distinct, counts, flagged = _write_staging(fs, df, prepared, row_checks, plan, staging,
-                                                             annotate, quarantine_key)
+        written = _write_staging(fs, df, prepared, row_checks, plan, staging, annotate, quarantine_key)
+        flagged = written.flagged
         for destination in destinations:
             _choose_route(fs, destination, staging, columns)
-        results = measure_block(df, checks, prepared, plan, observed=observed, distinct_counted=distinct)
+        results = measure_block(df, checks, prepared, plan, observed=written.observed,
+                                distinct_counted=written.distinct)
         if finish is not None:
             results = finish(results)
         for destination in destinations:
@@ -184,7 +192,7 @@ def split_write(
         raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
     finally:
         _clean_up(spark, fs, staging.folder, destinations)
-    return SplitOutcome(results, counts[VALID], counts[INVALID])
+    return SplitOutcome(results, written.counts[VALID], written.counts[INVALID], written.rejections)
 
 
 class _RowRulesFailed(Exception):
@@ -277,6 +285,25 @@ class _SideColumns:
         return self.valid if side == VALID else self.invalid
 
 
+@dataclass(frozen=True)
+class _Written:
+    """What the staging write measured, and what it holds.
+
+    Attributes:
+        observed: the block's aggregates, or ``None`` when they were left to a scan of their own.
+        distinct: the distinct counts taken on the write's windows.
+        counts: the rows written per outcome (``valid``, ``invalid``).
+        rejections: the rows written per rejection code, codes no row carries left out.
+        flagged: what the write holds.
+    """
+
+    observed: list[Any] | None
+    distinct: dict[DistinctSet, int]
+    counts: dict[str, int]
+    rejections: dict[str, int]
+    flagged: _Flagged
+
+
 def _write_staging(
     fs: Files,
     df: DataFrame,
@@ -286,14 +313,14 @@ def _write_staging(
     staging: _Staging,
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
-) -> tuple[list[Any] | None, dict[DistinctSet, int], dict[str, int], _Flagged]:
-    """The one write of every row; returns the observed aggregates (or ``None``), the distinct
-    counts taken on the write's windows, the counts of the rows written per outcome, and what
-    the write holds.
+) -> _Written:
+    """The one write of every row, and what it measured.
 
     The aggregates ride on the write when Spark can observe them all; a plan it refuses to
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
-    scan (which measures each rule apart when one fails on the data).
+    scan (which measures each rule apart when one fails on the data). The rows per outcome and
+    per code are observed on every attempt: plain counts of the codes column, which Spark
+    observes whenever it can write the rows at all.
     """
     aggregates = plan.aggregates
     windowed = _windowed_sets(row_checks, plan)
@@ -322,7 +349,11 @@ def _write_staging(
         values = flagged.observation.get
         observed = [values[f"a{n}"] for n in range(len(aggregates))] if observe_aggregates else None
         distinct = {distinct_set: int(values[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
-        return observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])}, flagged
+        counted = ((code, int(values[f"r{n}"])) for n, code in enumerate(flagged.codes))
+        return _Written(
+            observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])},
+            {code: rows for code, rows in counted if rows}, flagged,
+        )
     raise AssertionError("the last attempt returns or raises")
 
 
@@ -374,14 +405,17 @@ class _Flagged:
     Attributes:
         rows: the rows to write.
         observation: what the write measures, in one observation: the block's aggregates
-            (``a0``...), the distinct counts of the first-row marks (``d0``...), and the rows
-            per outcome (``valid``, ``invalid``).
+            (``a0``...), the distinct counts of the first-row marks (``d0``...), the rows
+            per outcome (``valid``, ``invalid``), and the rows carrying each of ``codes``
+            (``r0``...).
         read_schema: the schema of an outcome's folder read back (all but the outcome).
+        codes: every rejection code a row can carry, each once, in rule order.
     """
 
     rows: DataFrame
     observation: Any
     read_schema: StructType
+    codes: tuple[str, ...]
 
 
 def _flagged(
@@ -405,6 +439,7 @@ def _flagged(
     flagged = flag_rows(df, scanned, row_checks, annotate, quarantine_key, riders=[*helpers, *marks])
     mark_names = flagged.rows.columns[len(flagged.rows.columns) - len(marks):]
     rejected = F.size(F.col(flagged.codes)) > 0
+    codes = _possible_codes(prepared, row_checks, quarantine_key)
     observation = Observation(f"cola_split_{uuid.uuid4().hex}")
     measured = flagged.rows.observe(
         observation,
@@ -412,16 +447,37 @@ def _flagged(
         *(F.count(F.when(F.col(name), 1)).alias(f"d{number}") for number, name in enumerate(mark_names)),
         F.count(F.when(~rejected, 1)).alias(VALID),
         F.count(F.when(rejected, 1)).alias(INVALID),
+        # Counted on the array the write stores, so each code's count is that of the rows
+        # published with it, whatever put it there (a rule, a spread over quarantine_key).
+        *(F.count(F.when(F.array_contains(F.col(flagged.codes), code), 1)).alias(f"r{number}")
+          for number, code in enumerate(codes)),
     )
     # NULL on valid rows: nothing to store, and nothing to read for a valid output that keeps it.
-    codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
+    stored_codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
     warnings = [F.col(flagged.warnings).alias(f"{annotate}_warnings")] if flagged.warnings else []
     rows = measured.select(
-        *(F.col(quote(name)) for name in flagged.columns), *codes, *warnings,
+        *(F.col(quote(name)) for name in flagged.columns), *stored_codes, *warnings,
         F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome),
     )
     read_schema = StructType([field for field in rows.schema.fields if field.name != staging.outcome])
-    return _Flagged(rows=rows, observation=observation, read_schema=read_schema)
+    return _Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes)
+
+
+def _possible_codes(
+    prepared: DataFrame, row_checks: Sequence[BaseCheck], quarantine_key: Sequence[str] | None
+) -> tuple[str, ...]:
+    """Every code a row's blocking codes can hold, each once, in rule order: the codes the
+    blocking rules' predicates name (as ``flag_rows`` builds them: one per column for a
+    multi-column ``not_null`` or ``reference_match``), then the ``quarantine_key`` one.
+
+    Warning rules are left out: their codes never reject a row."""
+    blocking = [check for check in row_checks if check.severity_level != "warn"]
+    # Only the codes are read; the predicates are built again, shared as flag_rows shares them.
+    with shared_columns():
+        codes = dict.fromkeys(code for check in blocking for code, _ in check.violations(prepared))
+    if quarantine_key:
+        codes[render_code("quarantine_key", *quarantine_key)] = None
+    return tuple(codes)
 
 
 def _with_path(spec: OutputSpec, path: str) -> OutputSpec:

@@ -644,3 +644,103 @@ def test_samples_are_taken_before_an_output_overwrites_the_source(spark, tmp_pat
                                  invalid=str(tmp_path / "i"), samples=1)
     assert [len(r.samples or []) for r in outcome.results] == [1, 1, 1, 0, 0]
     assert rows_of(spark, source, *COLUMNS) == VALID_ROWS
+
+
+# -- the rows per rejection code, observed on the staging write ------------------------------------
+
+
+def codes_in(spark, path, column="codes") -> dict[str, int]:
+    """Per code, the rows of the published invalid output carrying it: what ``rejections`` must say."""
+    from pyspark.sql import functions as F
+
+    counted = spark.read.parquet(str(path)).select(F.explode(column).alias("code")).groupBy("code").count()
+    return {row["code"]: row["count"] for row in counted.collect()}
+
+
+def test_the_rows_per_rejection_code_are_observed_on_the_one_write(spark, orders, tmp_path, job_counter):
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(orders, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                     annotate="codes")
+    # Order 3's first row breaks two rules and counts under both; both rows of order 3 are
+    # rejected by unique (its failed_count, 1, is the duplicates beyond the first).
+    assert outcome.rejections == {"not_null(email)": 1, "AMOUNT_NEGATIVE": 1, "unique(order_id)": 2}
+    assert list(outcome.rejections) == ["not_null(email)", "AMOUNT_NEGATIVE", "unique(order_id)"]  # rule order
+    assert outcome.results[2].failed_count == 1
+    assert sum(outcome.rejections.values()) == 4 >= outcome.invalid_count == 3
+    assert outcome.rejections == codes_in(spark, tmp_path / "i")
+    # As many jobs as without the counts: the staging write, the valid rows' copy.
+    assert counted.jobs == 2
+    assert counted.input_records == len(ORDERS) + 3
+
+
+def test_rejections_without_annotate_and_with_annotate_valid_are_the_same(spark, orders, tmp_path, job_counter):
+    expected = {"not_null(email)": 1, "AMOUNT_NEGATIVE": 1, "unique(order_id)": 2}
+    plain = Cola().split_write(orders, RULES, valid=str(tmp_path / "v1"), invalid=str(tmp_path / "i1"))
+    with job_counter.count() as counted:
+        kept = Cola().split_write(orders, RULES, valid=str(tmp_path / "v2"), invalid=str(tmp_path / "i2"),
+                                  annotate="codes", annotate_valid=True)
+    assert plain.rejections == kept.rejections == expected
+    assert counted.jobs == 1
+
+
+def test_a_multi_column_not_null_counts_each_columns_code(spark, tmp_path):
+    df = spark.createDataFrame(
+        [(1, None, "paid"), (2, None, None), (3, "c@x.io", None), (4, "d@x.io", "open")],
+        "order_id int, email string, status string",
+    )
+    rules = [{"type": "not_null", "columns": ["email", "status"]}]
+    outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"), annotate="codes")
+    assert outcome.rejections == {"not_null(email)": 2, "not_null(status)": 2}
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 3)
+    assert outcome.rejections == codes_in(spark, tmp_path / "i")
+
+
+def test_a_passing_missing_or_invalid_rule_still_counts_the_rows_it_rejects(spark, orders, tmp_path):
+    rules = [
+        {"type": "missing_count", "column": "email", "must_be": "< 5"},
+        {"type": "invalid_count", "column": "status", "valid_values": ["paid"], "must_be": "<= 3"},
+        {"type": "range", "column": "amount", "min": 100, "severity": "warn"},
+    ]
+    outcome = Cola().split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                 annotate="codes")
+    assert [r.severity for r in outcome.results] == ["pass", "pass", "warn"]
+    # The passing rules reject their rows all the same; a warning rule rejects none.
+    assert outcome.rejections == {"missing_count(email)": 1, "invalid_count(status)": 3}
+    assert (outcome.valid_count, outcome.invalid_count) == (2, 4)
+    assert outcome.rejections == codes_in(spark, tmp_path / "i")
+
+
+def test_quarantine_key_counts_the_rows_it_pulls_in_under_its_own_code(spark, orders, tmp_path):
+    rules = [{"type": "not_null", "columns": ["email"]}]
+    outcome = Cola().split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                 annotate="codes", quarantine_key=["status"])
+    # Order 2 (paid, no email) pulls in the other paid orders, 1 and 4.
+    assert outcome.rejections == {"not_null(email)": 1, "quarantine_key(status)": 2}
+    assert (outcome.valid_count, outcome.invalid_count) == (3, 3)
+    assert outcome.rejections == codes_in(spark, tmp_path / "i")
+
+
+def test_no_rejected_row_leaves_no_code(spark, orders, tmp_path):
+    outcome = Cola().split_write(orders, [{"type": "not_null", "columns": ["order_id"]}],
+                                 valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.rejections == {}
+    assert outcome.invalid_count == 0
+
+
+def test_rejections_are_observed_when_the_aggregates_get_their_own_scan(spark, orders, tmp_path, job_counter):
+    cola = Cola()
+    cola.register("distinct_statuses", DistinctStatuses)
+    rules = [{"type": "not_null", "columns": ["email"]}, {"type": "distinct_statuses"}]
+    with job_counter.count() as counted:
+        outcome = cola.split_write(orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.rejections == {"not_null(email)": 1}
+    assert counted.input_records == 2 * len(ORDERS)  # the write, then the block's own scan
+
+
+def test_rejections_are_observed_when_an_aggregate_fails_on_the_data(spark, tmp_path):
+    # The write is retried without the block's aggregates; the rows per code ride on the retry.
+    df = spark.createDataFrame([(1, "7"), (2, "x"), (None, "8")], "v int, s string")
+    rules = [{"type": "not_null", "columns": ["v"]}, {"type": "row_count", "min": 1, "where": "cast(s AS int) > 0"}]
+    outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.results[1].message.startswith("row_count: Spark could not evaluate the rule on this data")
+    assert outcome.rejections == {"not_null(v)": 1}
