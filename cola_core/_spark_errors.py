@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["analyse_now", "condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "sql_state_of"]
+__all__ = [
+    "analyse_now", "condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "is_unreachable",
+    "sql_state_of",
+]
 
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
 _SQL_STATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})")
@@ -42,6 +45,10 @@ _LASTING_STORAGE = re.compile(
     r"|PathPermissionException)|security\.AccessControlException)"
     r"|java\.nio\.file\.(?:AccessDeniedException|NotDirectoryException|FileAlreadyExistsException)"
 )
+# A Spark Connect call that never reached the server, or lost it: the client raises a bare
+# SparkConnectGrpcException with the gRPC status in its text (after its own retries), never
+# an error condition. A failure the server reports instead has a condition.
+_UNREACHABLE = re.compile(r"StatusCode\.(?:UNAVAILABLE|DEADLINE_EXCEEDED|CANCELLED)\b")
 
 
 def condition_of(error: BaseException) -> str | None:
@@ -71,6 +78,16 @@ def is_data_error(error: BaseException) -> bool:
     if state is not None:
         return state.startswith(_DATA_STATES)
     return _DATA_CAUSES.search(str(error)) is not None
+
+
+def is_unreachable(error: BaseException) -> bool:
+    """Whether a Spark Connect call failed because the server could not be reached (down, a
+    lost connection, a timeout), which says nothing about the rule or the source being
+    analysed: such an error must keep raising, as a crash a retry may cure, never become a
+    rule or source error."""
+    if type(error).__name__ != "SparkConnectGrpcException" or condition_of(error) is not None:
+        return False
+    return _UNREACHABLE.search(str(error)) is not None
 
 
 def is_lasting_storage_error(error: BaseException) -> bool:

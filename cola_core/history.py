@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import quote
-from cola_core._spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error
+from cola_core._spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error, is_unreachable
 from cola_core.errors import ColaError, ColaOutputError, ThresholdError
 from cola_core.publish import (
     Publication,
@@ -145,6 +145,8 @@ def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA)
             # a store on s3 or HDFS is read wherever the server can read it.
             if condition_of(error) in ("PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"):
                 return None  # not there yet, or a folder with no data files yet
+            if is_unreachable(error):
+                raise
             raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
     _check_columns(spark, spec, rows.schema, expected)
     return rows

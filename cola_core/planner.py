@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, scope_column, shared_columns
-from cola_core._spark_errors import analyse_now, first_line, is_data_error
+from cola_core._spark_errors import analyse_now, first_line, is_data_error, is_unreachable
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
 from cola_core.result import CheckResult
@@ -129,6 +129,8 @@ def _nested_problem(df: DataFrame, path: str) -> str | None:
     try:
         df.select(column_of(df, path)).schema
     except PySparkException as error:
+        if is_unreachable(error):
+            raise
         return f"column {path!r} cannot be read as a nested field: {first_line(error)}"
     return None
 
@@ -186,6 +188,8 @@ def _ensure_condition(df: DataFrame, condition: str) -> None:
         if filtered is not None:
             analyse_now(filtered)  # classic mode refuses at where(); Spark Connect only when asked
     except Exception as error:  # pyspark's errors, or a bare JVM error (a stack overflow) while analysing
+        if is_unreachable(error):
+            raise
         raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line(error)}") from error
     if filtered is None:
         raise ColaRuleError(

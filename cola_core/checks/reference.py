@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, exact_sum_input, scope_column, try_cast
 from cola_core._format import format_number, render_code
-from cola_core._spark_errors import analyse_now, first_line
+from cola_core._spark_errors import analyse_now, first_line, is_unreachable
 from cola_core._values import plain_number
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.checks.rows import CountedRowCheck
@@ -142,6 +142,8 @@ class _ReferenceCheck(BaseCheck):
         try:
             return column_type(reference, name)
         except PySparkException as error:
+            if is_unreachable(error):
+                raise
             described = _parse_reference(self.params["reference"]).describe()
             has = ", ".join(reference.columns)
             reason = f"reference column {name!r} does not exist in the {described}; it has {has}"
@@ -374,6 +376,8 @@ class ReconcileCheck(_ReferenceCheck):
                 reference = reference.where(scope_column(condition))
                 analyse_now(reference)  # Spark Connect would raise only when the scan runs
             except PySparkException as error:
+                if is_unreachable(error):
+                    raise
                 reason = f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}"
                 raise self.rule_error(reason) from error
         measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cola_core._spark_errors import first_line
+from cola_core._spark_errors import first_line, is_unreachable
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.errors import ColaOutputError, ColaRuleError
 from cola_core.params import MAPPING, STRING, Param
@@ -116,6 +116,8 @@ class SqlCheck(BaseCheck):
             try:
                 query().schema
             except PySparkException as error:
+                if is_unreachable(error):
+                    raise
                 # Spark saw the rewritten text: its positions and the fresh view name are not
                 # the user's, so they are left out of the message.
                 message = _FRESH_VIEW.sub(self._view_name, _POSITION.sub("", first_line(error)))

@@ -302,3 +302,51 @@ def test_after_a_connect_session_the_process_can_start_a_classic_one(connect_url
     assert done.stdout.splitlines() == [
         "True pyspark.sql.connect.session True 3", "False", "True pyspark.sql.session 2",
     ]
+
+
+UNREACHABLE = """
+import socket, sys
+sys.path[:0] = [sys.argv[1]]
+from pyspark.sql import SparkSession
+from pyspark.sql.connect.client.retries import DefaultPolicy
+from cola_core import Cola
+from cola_core.history import read_history
+from cola_core.planner import _ensure_condition, _nested_problem
+
+with socket.socket() as probe:  # a port nothing listens on
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+spark = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+# The client's own retries would wait minutes for a server that is not coming.
+spark.client.set_retry_policies([DefaultPolicy(max_retries=1, initial_backoff=10, max_backoff=10)])
+df = spark.range(3)
+sql, = Cola().parse([{"type": "sql", "query": "SELECT count(*) = 0 FROM _validation_df"}])
+match, = Cola().parse([{"type": "foreign_key", "column": "id", "reference": {"table": "r"}}])
+calls = {
+    "condition": lambda: _ensure_condition(df, "id > 0"),
+    "nested": lambda: _nested_problem(df, "a.b"),
+    "sql": lambda: sql.analyse(df),
+    "reference": lambda: match.reference_type(df, "id"),
+    "history": lambda: read_history(spark, "/nowhere/history"),
+    "run": lambda: Cola().run(df, [{"type": "not_null", "columns": ["id"], "where": "id > 0"}]),
+}
+for name, call in calls.items():
+    try:
+        call()
+        print(name, "returned")
+    except Exception as error:
+        print(name, type(error).__name__, "UNAVAILABLE" in str(error))
+"""
+
+
+@only_connect
+def test_a_server_that_cannot_be_reached_is_a_crash_never_a_rule_or_source_error():
+    # Cola classifies Spark's analysis errors into rule and source errors (exit 2, not retried);
+    # a lost or absent server must stay what it is, so that Airflow retries the task.
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", UNREACHABLE, str(ROOT)], capture_output=True,
+                          text=True, env={**_classic_environment(), "SPARK_CONNECT_MODE_ENABLED": "1"}, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        f"{name} SparkConnectGrpcException True"
+        for name in ("condition", "nested", "sql", "reference", "history", "run")
+    ]
