@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import os
 import sys
 import traceback
@@ -25,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
-from cola_core.history import default_dataset, history_trends
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
-from cola_core.pages import checked_page_path, render_html, write_page
+from cola_core.pages import checked_page_path, write_page
 from cola_core.report import refusal_results, render_table, results_text
-from cola_core.runner import JobOutcome, load_job, run_job
+from cola_core.runner import JobOutcome, load_job, report_page, run_job
 from cola_core.session import spark_session, stop_session
 from cola_core.specs import without_file_scheme
 
@@ -42,8 +40,6 @@ __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "build_parse
 EXIT_OK = 0
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
-# The runs of each rule whose trend ``--html`` draws, with ``--history``.
-TREND_RUNS = 20
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,7 +125,6 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if job.spec.verbose:
             _say_provenance(spark)
-        started = dt.datetime.now(dt.timezone.utc)
         outcome = run_job(job, spark)
         print(
             render_table(
@@ -139,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             flush=True,
         )
         if html_path is not None:
-            write_page(html_path, _report_page(spark, job.spec, outcome, started))
+            _write_report_page(spark, job.spec, outcome, html_path)
         if results_path is not None:
             # Written last, so an existing results file always means a complete run.
             _write_results(results_path, outcome.summary)
@@ -149,18 +144,19 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
 
 
-def _report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, started: dt.datetime) -> str:
-    """The run's HTML report; with a history, with the trends of its dataset's last runs
-    (this one included: the run has appended it)."""
-    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
-    trends = None
-    if spec.history is not None and dataset is not None:
-        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
-    return render_html(
-        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=started, dag_id=spec.dag_id,
-        task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, valid_count=outcome.valid_count,
-        invalid_count=outcome.invalid_count, trends=trends,
-    )
+def _write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> None:
+    """Write the run's HTML report, or warn that it was not written.
+
+    The run is finished by then (its outputs published, its history appended): refusing it
+    now would make it look undone, and a caller that retries on a refusal or a crash would
+    run it again and append its history twice. So a page that cannot be written is a
+    warning, and the exit status and the results file are the run's. The stale page was
+    removed before the run, so no page is left that passes for this run's.
+    """
+    try:
+        write_page(path, report_page(spark, spec, outcome))
+    except ColaError as error:
+        print(f"cola: warning: the HTML report was not written: {error}", file=sys.stderr, flush=True)
 
 
 def _local_results_path(text: str) -> Path:

@@ -2,7 +2,8 @@
 
 The command line, the operators' Spark job and the decorator all go through
 :func:`run_job`. Everything that can be checked without Spark is checked first, by
-:func:`load_job`: the rules file, the custom check packages and every rule.
+:func:`load_job`: the rules file, the custom check packages and every rule. Each of them
+builds a run's HTML report with :func:`report_page`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from cola_core.checks.base import BaseCheck
 from cola_core.cola import Cola
 from cola_core.errors import ColaError
-from cola_core.history import RunInfo, default_dataset
+from cola_core.history import RunInfo, default_dataset, history_trends
 from cola_core.job import JobSpec
+from cola_core.pages import render_html
 from cola_core.registry import load_checks
 from cola_core.report import summarise, write_report
 from cola_core.result import CheckResult
@@ -26,7 +28,10 @@ from cola_core.storage import ensure_writable, read_source
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["JobOutcome", "LoadedJob", "load_job", "run_job"]
+__all__ = ["TREND_RUNS", "JobOutcome", "LoadedJob", "load_job", "report_page", "run_job"]
+
+# The runs of each rule whose trend a report draws, with a history.
+TREND_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -54,12 +59,17 @@ class JobOutcome:
             and XCom hold.
         valid_count: for a split, the rows written to the valid output.
         invalid_count: for a split, the rows written to the invalid output.
+        rejections: for a split, per rejection code, the invalid rows carrying it (codes no
+            row carries left out; ``SplitOutcome.rejections``); None for a check.
+        validated_at: when the rules ran: the time the report and the history rows carry.
     """
 
     results: list[CheckResult]
     summary: dict[str, Any] = field(default_factory=dict)
     valid_count: int | None = None
     invalid_count: int | None = None
+    rejections: dict[str, int] | None = None
+    validated_at: dt.datetime | None = None
 
     @property
     def passed(self) -> bool:
@@ -109,6 +119,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
         for output in (*spec.outputs, *failed_rows_outputs):
             ensure_writable(spark, output)
         counts: dict[str, int] = {}
+        rejections = None
         validated_at = dt.datetime.now(dt.timezone.utc)
         run_info = None
         if spec.history is not None:
@@ -127,8 +138,33 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             )
             results = split.results
             counts = {"valid_count": split.valid_count, "invalid_count": split.invalid_count}
+            rejections = split.rejections
         else:
             results = cola.run(df, checks, samples=spec.samples, history=spec.history, run_info=run_info)
         if spec.report is not None:
             write_report(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
-    return JobOutcome(results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"))
+    return JobOutcome(
+        results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"),
+        rejections=rejections, validated_at=validated_at,
+    )
+
+
+def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
+    """The HTML report of a run of ``spec`` (``cola_core.pages.render_html``): its time is the
+    run's ``validated_at``, the one its history rows carry; with a history, each rule has the
+    trend of its dataset's last :data:`TREND_RUNS` runs, this one included (the run has
+    appended it).
+
+    Raises:
+        ColaOutputError: the history store is not a Cola history (its trends cannot be read).
+    """
+    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
+    trends = None
+    if spec.history is not None and dataset is not None:
+        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
+    return render_html(
+        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=outcome.validated_at,
+        dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id,
+        valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, rejections=outcome.rejections,
+        trends=trends,
+    )

@@ -510,11 +510,11 @@ def test_split_with_html_writes_the_report_with_the_split_counts(spark, tmp_path
     assert before <= dt.datetime.fromisoformat(shown) <= after
     assert '<h1>Cola report <span class="sev fail">FAIL</span></h1>' in page
     assert (
-        "<h2>Split</h2><p>2 valid rows, 4 invalid rows</p><table><thead><tr><th>rejection code</th><th>failed</th>"
-        '</tr></thead><tbody><tr><td><code>not_null(email)</code></td><td class="num">1</td></tr>'
+        "<h2>Split</h2><p>2 valid rows, 4 invalid rows</p><table><thead><tr><th>rejection code</th><th>rows</th>"
+        '</tr></thead><tbody><tr><td><code>unique(order_id)</code></td><td class="num">2</td></tr>'
         '<tr><td><code>AMOUNT_NEGATIVE</code></td><td class="num">1</td></tr>'
-        '<tr><td><code>unique(order_id)</code></td><td class="num">1</td></tr></tbody></table>'
-    ) in page
+        '<tr><td><code>not_null(email)</code></td><td class="num">1</td></tr></tbody></table>'
+    ) in page  # the rows per code: both rows of order 5 are rejected by unique
     assert report_cells(page) == [
         ['<span class="sev fail">FAIL</span>', "<code>not_null(email)</code>", "", "1", ""],
         ['<span class="sev fail">FAIL</span>', "<code>AMOUNT_NEGATIVE</code>", "", "1", ""],
@@ -572,3 +572,42 @@ def test_a_refused_run_leaves_no_earlier_html_report_behind(spark, tmp_path, cap
     assert main(["check", "--rules", str(DATA / "rules_warn.json"), "--input", missing, "--html", str(stale)]) == 2
     assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
     assert not stale.exists()
+
+
+@pytest.mark.spark
+def test_the_reports_time_is_the_history_rows_validated_at(spark, tmp_path, capsys):
+    from pyspark.sql import functions as F
+
+    from cola_core.history import read_history
+
+    page_path, store = tmp_path / "report.html", str(tmp_path / "history")
+    argv = ["check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV, "--html", str(page_path),
+            "--history", store, "--dataset", "orders"]
+    assert main(argv) == 1
+    capsys.readouterr()
+    [shown] = re.findall(r"<dt>validated at</dt><dd>(.*?)</dd>", page_path.read_text(encoding="utf-8"))
+    # Formatted in the session's time zone, UTC in the tests, as the page shows UTC.
+    stored = read_history(spark, store).select(F.date_format("validated_at", "yyyy-MM-dd HH:mm:ss").alias("at"))
+    assert {row.at for row in stored.collect()} == {shown.removesuffix("+00:00")}
+    assert shown.endswith("+00:00")
+
+
+@pytest.mark.spark
+def test_a_page_that_cannot_be_written_after_the_run_is_a_warning(spark, tmp_path, capsys):
+    # Caused for real: the page is to go in a folder named like the file Spark writes into
+    # the valid output (_SUCCESS). Before the run nothing is there, so the path is accepted;
+    # the run's own split then makes it a file, and the page's folder cannot be made.
+    valid, results = tmp_path / "v", tmp_path / "results.json"
+    page_path = valid / "_SUCCESS" / "report.html"
+    code = main([
+        "split", "--rules", str(DATA / "rules_split.json"), *ORDERS_ARGV, "--valid-output", str(valid),
+        "--invalid-output", str(tmp_path / "i"), "--html", str(page_path), "--results", str(results),
+    ])
+    assert code == 1  # the run's own exit status: a rule failed
+    assert capsys.readouterr().err == (
+        f"cola: warning: the HTML report was not written: cannot write the page {str(page_path)!r}: "
+        f"[Errno 17] File exists: {str(valid / '_SUCCESS')!r}\n"
+    )
+    summary = json.loads(results.read_text())
+    assert (summary["severity"], summary["valid_count"], summary["invalid_count"]) == ("fail", 2, 4)
+    assert (valid / "_SUCCESS").is_file() and not page_path.exists()

@@ -3,12 +3,16 @@ and written, with its rules parsed exactly once."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+
 import pytest
 
 import cola_core.cola as cola_module
 from cola_core import Cola, ColaRuleError, JobSpec, run_job
-from cola_core.runner import LoadedJob, load_job
-from cola_core.specs import parse_output, parse_source
+from cola_core.history import read_history
+from cola_core.runner import LoadedJob, load_job, report_page
+from cola_core.specs import history_spec, parse_output, parse_source
 
 pytestmark = pytest.mark.spark
 
@@ -108,3 +112,36 @@ def test_a_job_without_a_source_or_a_dataframe_is_refused(spark):
     with pytest.raises(ValueError) as raised:
         run_job(JobSpec(rules=RULES), spark)
     assert str(raised.value) == "run_job needs a job with a source, or a DataFrame"
+
+
+def test_a_split_job_counts_the_rows_per_rejection_code_and_a_check_has_none(spark, source, tmp_path):
+    spec = JobSpec(command="split", rules=RULES, source=source, valid_output=parse_output(str(tmp_path / "v")),
+                   invalid_output=parse_output(str(tmp_path / "i")))
+    split = run_job(spec, spark)
+    assert split.rejections == {"not_null(email)": 1, "AMOUNT_NEGATIVE": 1}
+    assert run_job(JobSpec(rules=RULES, source=source), spark).rejections is None
+
+
+def test_the_report_page_shows_the_runs_validated_at_as_its_history_rows_carry_it(spark, source, tmp_path):
+    from pyspark.sql import functions as F
+
+    store = str(tmp_path / "history")
+    before = dt.datetime.now(dt.timezone.utc)
+    spec = JobSpec(command="split", rules=RULES, source=source, valid_output=parse_output(str(tmp_path / "v")),
+                   invalid_output=parse_output(str(tmp_path / "i")), history=history_spec(store), dataset="orders")
+    outcome = run_job(spec, spark)
+    assert outcome.validated_at is not None and before <= outcome.validated_at <= dt.datetime.now(dt.timezone.utc)
+    page = report_page(spark, spec, outcome)
+    [shown] = re.findall(r"<dt>validated at</dt><dd>(.*?)</dd>", page)
+    assert shown == outcome.validated_at.isoformat(sep=" ", timespec="seconds")
+    # The history's timestamps, formatted in the session's time zone (UTC in the tests).
+    stored = read_history(spark, store).select(F.date_format("validated_at", "yyyy-MM-dd HH:mm:ss").alias("at"))
+    assert [row.at for row in stored.collect()] == [shown.removesuffix("+00:00")] * len(RULES)
+    assert "<dt>dataset</dt><dd>orders</dd>" in page
+    assert (
+        '<h2>Split</h2><p>1 valid rows, 2 invalid rows</p><table><thead><tr><th>rejection code</th><th>rows</th>'
+        '</tr></thead><tbody><tr><td><code>AMOUNT_NEGATIVE</code></td><td class="num">1</td></tr>'
+        '<tr><td><code>not_null(email)</code></td><td class="num">1</td></tr></tbody></table>'
+    ) in page
+    # With a history, each rule draws the trend of its runs: one so far.
+    assert page.count("<svg") == len(RULES)
