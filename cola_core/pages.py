@@ -15,9 +15,11 @@ and ``cola_core.history.index_rows``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import html
 import json
+import math
 import os
 import re
 import uuid
@@ -31,10 +33,13 @@ from cola_core.result import SEVERITIES, CheckResult, worst_severity
 from cola_core.specs import without_file_scheme
 
 __all__ = [
+    "MESSAGE_BYTES",
+    "PAGE_BYTES",
     "SAMPLE_BUDGET",
     "SAMPLE_CELL_CHARS",
     "SAMPLE_ROWS",
     "SEVERITY_COLOURS",
+    "TEXT_BYTES",
     "TrendPoint",
     "checked_page_path",
     "render_html",
@@ -52,11 +57,20 @@ SEVERITY_COLOURS = {"pass": "#1a7f37", "warn": "#b35900", "fail": "#cf222e"}
 # the samples hold (the results file keeps them whole).
 SAMPLE_ROWS = 20
 SAMPLE_CELL_CHARS = 200
-# The characters of sample tables one page holds: past it, a result's samples are only counted,
-# so that a 50-rule block with 20 wide samples each still makes a page under 300 KB.
+# A page's size is counted as it is served, in UTF-8 bytes of the escaped text: a "€" is three
+# bytes and a '"' six (&quot;). The bytes of one message, and of one name, code, dimension or
+# threshold: a longer one is cut (the results file keeps it whole).
+MESSAGE_BYTES = 1_000
+TEXT_BYTES = 160
+# The sample tables of one page take at most SAMPLE_BUDGET bytes, and only the room the rest of
+# the page leaves under PAGE_BYTES; past that, a result's samples are only counted. The rest of
+# a 50-rule block with 20 runs of trend per rule is at most about 260 KB whatever it holds (130 KB
+# of sparklines, 50 KB of messages, 55 KB of names, codes, dimensions, thresholds and rejection
+# codes, 20 KB of markup), so its page stays under 300 KB.
 SAMPLE_BUDGET = 100_000
-# A metric rule's message names its thresholds: "row_count = 3 violates must_be (> 5)".
-_THRESHOLD = re.compile(r"\b(must_be|warn) \(([^()]*)\)")
+PAGE_BYTES = 300_000
+# Lone surrogates (from a JSON "\ud800" escape, say) have no UTF-8 form; the page shows U+FFFD.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _WORST_FIRST = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 _CSS = """
@@ -83,6 +97,7 @@ def render_html(
     airflow_run_id: str | None = None,
     valid_count: int | None = None,
     invalid_count: int | None = None,
+    rejections: Mapping[str, int] | None = None,
     trends: Mapping[str, Sequence[TrendPoint]] | None = None,
 ) -> str:
     """One run's report, as one self-contained HTML page.
@@ -97,14 +112,18 @@ def render_html(
         airflow_run_id: from Airflow, the DAG run's id.
         valid_count: for a split, the rows written to the valid output (give both or neither).
         invalid_count: for a split, the rows written to the invalid output.
+        rejections: for a split, per rejection code, the invalid rows that carry it (a row
+            breaking two rules counts under both).
         trends: per ``rule_id``, its last runs oldest first (``history_trends``); each rule
             with some gets a sparkline.
 
     Returns:
-        The page. A rule's threshold is shown when its message names it (metric rules do);
-        each result's samples, when it has some, are a small table (the first
-        :data:`SAMPLE_ROWS`, each cell cut at :data:`SAMPLE_CELL_CHARS` characters), while
-        the page's :data:`SAMPLE_BUDGET` lasts; after that they are only counted.
+        The page. A rule's thresholds are the result's ``thresholds`` and ``baseline``;
+        a message is cut at :data:`MESSAGE_BYTES` and a name, code or dimension at
+        :data:`TEXT_BYTES` (UTF-8, escaped). Each result's samples, when it has some, are a
+        small table (the first :data:`SAMPLE_ROWS`, each cell cut at
+        :data:`SAMPLE_CELL_CHARS` characters), while the page's :data:`SAMPLE_BUDGET` bytes
+        last and the page stays under :data:`PAGE_BYTES`; after that they are only counted.
     """
     verdict = worst_severity(list(results))
     counts = {severity: sum(r.severity == severity for r in results) for severity in SEVERITIES}
@@ -119,11 +138,28 @@ def render_html(
         f"<p>{len(results)} result{'' if len(results) == 1 else 's'}: "
         f"{counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail</p>",
     ]
-    if valid_count is not None or invalid_count is not None:
-        parts.append(_split_section(results, valid_count, invalid_count))
-    parts.append(_results_table(results, trends or {}))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+    if valid_count is not None or invalid_count is not None or rejections is not None:
+        parts.append(_split_section(valid_count, invalid_count, rejections))
+    rows = [_result_row(result, (trends or {}).get(result.rule_id or "", ())) for result in results]
+    unshown = [_not_shown(len(result.samples)) if result.samples else None for result in results]
+
+    def page(samples: Sequence[str | None]) -> str:
+        return "\n".join([*parts, _results_table(rows, samples), "</body></html>\n"])
+
+    # The page without a sample table is measured first: the tables take what room it leaves,
+    # in rule order, up to SAMPLE_BUDGET. A table is counted whole (the note it replaces is
+    # already in the measure), so the page never passes PAGE_BYTES on account of its samples.
+    room = min(SAMPLE_BUDGET, PAGE_BYTES - len(page(unshown).encode()))
+    shown: list[str | None] = []
+    for result, note in zip(results, unshown, strict=True):
+        table = _samples(result.samples) if result.samples else None
+        size = 0 if table is None else len(table.encode())
+        if table is not None and size <= room:
+            room -= size
+            shown.append(table)
+        else:
+            shown.append(note)
+    return page(shown)
 
 
 def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola quality") -> str:
@@ -132,59 +168,71 @@ def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola qualit
     Args:
         rows: one per dataset and rule (``cola_core.history.index_rows``), each with
             ``dataset``, ``rule_id``, ``severity`` (the latest), ``code``, ``check_name``,
-            ``validated_at`` (the latest run) and ``trend`` (its last runs, oldest first).
+            ``validated_at`` (the latest run), ``trend`` (its last runs, oldest first) and
+            ``current`` (whether the dataset's latest run had the rule; a row without it is).
         title: the page's title.
 
     Returns:
-        The page, worst first: fail, then warn, then pass; then by dataset and rule.
+        The page: the current rules worst first (fail, then warn, then pass; then by dataset
+        and rule), then, in a table of their own, the rules their dataset's latest run did
+        not have (since removed), in the same order. Their latest severity is an old one,
+        which must not pass for today's.
     """
     ordered = sorted(rows, key=lambda row: (
         _WORST_FIRST.get(row["severity"], len(SEVERITIES)), str(row["dataset"]), str(row["rule_id"])
     ))
-    lines = [
-        "<tr>" + "".join(f"<td>{cell}</td>" for cell in (
-            _badge(row["severity"]), _e(row["dataset"]), f"<code>{_e(row.get('code'))}</code>",
-            _e(row.get("check_name")), f"<code>{_e(row['rule_id'])}</code>", _e(_time(row.get("validated_at"))),
-            sparkline(row.get("trend") or ()),
-        )) + "</tr>"
-        for row in ordered
-    ]
-    names = ("severity", "dataset", "code", "name", "rule id", "latest", "trend")
-    header = "".join(f"<th>{name}</th>" for name in names)
-    return "\n".join([
-        _head(title), f"<h1>{_e(title)}</h1>",
-        f"<p>{len(ordered)} rule{'' if len(ordered) == 1 else 's'}, worst first</p>",
-        f"<table><thead><tr>{header}</tr></thead><tbody>", *lines, "</tbody></table>", "</body></html>\n",
-    ])
+    current = [row for row in ordered if row.get("current", True)]
+    former = [row for row in ordered if not row.get("current", True)]
+    parts = [_head(title), f"<h1>{_e(title)}</h1>"]
+    if former:
+        parts.append(
+            f"<p>{_rules(len(ordered))}: {len(current)} in their dataset's latest run, worst first, "
+            f"then {len(former)} not in it</p>"
+        )
+    else:
+        parts.append(f"<p>{_rules(len(ordered))}, worst first</p>")
+    parts.append(_index_table(current))
+    if former:
+        parts.append("<h2>Rules not in their dataset's latest run</h2>")
+        parts.append(
+            f"<p>{_rules(len(former))} that ran before but not in their dataset's latest run (removed "
+            "since, most likely), worst first; the severity is that of their own latest run</p>"
+        )
+        parts.append(_index_table(former))
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
 
 
 def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 24) -> str:
     """Runs oldest first as an inline SVG: one circle per run, coloured by its severity, at
-    the height of its metric (on the mid line when it measured no number), joined by a line
-    through the measured ones. Empty when there are no runs."""
+    the height of its metric, joined by a line through the measured ones. A run that measured
+    no number, or one that is not finite (``inf``, ``nan``: it has no place on a scale), sits on
+    the mid line outside the line; its tooltip says ``-``, ``inf`` or ``nan``. Empty when there
+    are no runs."""
     if not points:
         return ""
-    values = [float(value) for _, value, _ in points if value is not None]
-    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    measured = [None if value is None else float(value) for _, value, _ in points]
+    finite = [value for value in measured if value is not None and math.isfinite(value)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     pad = 4.0
     step = (width - 2 * pad) / max(len(points) - 1, 1)
 
     def y(value: float | None) -> float:
-        if value is None or high == low:
+        if value is None or not math.isfinite(value) or high == low:
             return height / 2
         return pad + (high - value) / (high - low) * (height - 2 * pad)
 
     circles = []
     line = []
-    for index, (when, value, severity) in enumerate(points):
+    for index, ((when, metric, severity), value) in enumerate(zip(points, measured, strict=True)):
         cx, cy = pad + index * step, y(value)
-        if value is not None:
+        if value is not None and math.isfinite(value):
             line.append(f"{cx:.1f},{cy:.1f}")
-        measured = "-" if value is None else format_number(value)
+        shown = "-" if metric is None else format_number(metric)
         colour = SEVERITY_COLOURS.get(severity, "#59636e")
         circles.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="2.5" fill="{colour}">'
-            f"<title>{_e(_time(when))}: {_e(measured)} ({_e(severity)})</title></circle>"
+            f"<title>{_e(_time(when))}: {_e(shown)} ({_e(severity)})</title></circle>"
         )
     polyline = (
         f'<polyline points="{" ".join(line)}" fill="none" stroke="#8c959f" stroke-width="1"/>' if len(line) > 1 else ""
@@ -222,15 +270,26 @@ def write_page(path: Path, page: str) -> None:
     """Write ``page`` atomically: a reader sees the previous file or the complete new one.
 
     Raises:
-        ColaOutputError: the file cannot be written.
+        ColaOutputError: the file cannot be written, or ``page`` has no UTF-8 form.
     """
+    # Encoded before any file exists: a page with no UTF-8 form (a lone surrogate) is refused
+    # rather than written altered. render_html's pages always have one (it shows U+FFFD).
+    try:
+        data = page.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ColaOutputError(f"cannot write the page {str(path)!r}: {error}") from error
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
-        partial.write_text(page, encoding="utf-8")
+        partial.write_bytes(data)
         os.replace(partial, path)
     except OSError as error:
         raise ColaOutputError(f"cannot write the page {str(path)!r}: {error}") from error
+    finally:
+        # Whatever stopped the write (an interrupt included), no partial file stays behind;
+        # after os.replace there is none. An unlink that fails must not hide why the write did.
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 # -- the parts of a report -----------------------------------------------------------------------
@@ -238,7 +297,33 @@ def write_page(path: Path, page: str) -> None:
 
 def _e(value: Any) -> str:
     """``value`` as escaped text; nothing for None."""
-    return "" if value is None else html.escape(str(value), quote=True)
+    return "" if value is None else html.escape(_encodable(str(value)), quote=True)
+
+
+def _encodable(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _clip(value: Any, limit: int, *, mark: bool = False) -> str:
+    """``value`` as escaped text of at most ``limit`` UTF-8 bytes (nothing for None): a longer
+    one is cut at a character and ends with an ellipsis, and with ``mark`` also with how long
+    it was."""
+    if value is None:
+        return ""
+    text = _encodable(str(value))
+    escaped = html.escape(text, quote=True)
+    if len(escaped) <= limit // 4 or len(escaped.encode()) <= limit:  # 4 bytes a character at most
+        return escaped
+    ending = "…" + (f" [cut: {len(text):,} characters]" if mark else "")
+    room = limit - len(ending.encode())
+    kept = []
+    for character in text[:room]:  # a character takes a byte at least
+        cost = len(html.escape(character, quote=True).encode())
+        if cost > room:
+            break
+        room -= cost
+        kept.append(character)
+    return html.escape("".join(kept), quote=True) + ending
 
 
 def _badge(severity: Any) -> str:
@@ -260,61 +345,82 @@ def _head(title: str) -> str:
     )
 
 
-def _thresholds(result: CheckResult) -> str:
-    found = _THRESHOLD.findall(result.message)
-    shown = [f"{name} {threshold}" for name, threshold in dict(found).items()]
-    if result.baseline is not None:
-        shown.append(f"baseline {format_number(result.baseline)}")
-    return "<br>".join(_e(item) for item in shown)
+def _rules(count: int) -> str:
+    return f"{count} rule{'' if count == 1 else 's'}"
 
 
-def _split_section(results: Sequence[CheckResult], valid_count: int | None, invalid_count: int | None) -> str:
-    # A failed rule measured row by row in the block's scan has a row count and no metric;
-    # its failed_count is what it counts (a unique rule counts the duplicates beyond the first).
-    rejecting = [
-        r for r in results if r.severity == "fail" and r.metric_value is None and r.rows_checked is not None
+def _index_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = [
+        "<tr>" + "".join(f"<td>{cell}</td>" for cell in (
+            _badge(row["severity"]), _e(row["dataset"]), f"<code>{_clip(row.get('code'), TEXT_BYTES)}</code>",
+            _clip(row.get("check_name"), TEXT_BYTES), f"<code>{_e(row['rule_id'])}</code>",
+            _e(_time(row.get("validated_at"))), sparkline(row.get("trend") or ()),
+        )) + "</tr>"
+        for row in rows
     ]
+    names = ("severity", "dataset", "code", "name", "rule id", "latest", "trend")
+    header = "".join(f"<th>{name}</th>" for name in names)
+    return "\n".join([f"<table><thead><tr>{header}</tr></thead><tbody>", *lines, "</tbody></table>"])
+
+
+def _thresholds(result: CheckResult) -> str:
+    shown = [f"{_e(name)} {_clip(value, TEXT_BYTES)}" for name, value in (result.thresholds or {}).items()]
+    if result.baseline is not None:
+        shown.append(f"baseline {_e(format_number(result.baseline))}")
+    return "<br>".join(shown)
+
+
+def _split_section(valid_count: int | None, invalid_count: int | None, rejections: Mapping[str, int] | None) -> str:
+    counts = f"<h2>Split</h2><p>{_e(valid_count)} valid rows, {_e(invalid_count)} invalid rows</p>"
+    if rejections is None:
+        return counts
+    if not rejections:
+        return counts + "<p>No row carries a rejection code.</p>"
+    # A failed result's failed_count is no row count of the split: a unique rule counts the
+    # duplicates beyond the first, and a warn rule quarantines nothing. These are the rows.
+    ordered = sorted(rejections.items(), key=lambda item: (-item[1], str(item[0])))
     rows = "".join(
-        f'<tr><td><code>{_e(r.code)}</code></td><td class="num">{r.failed_count}</td></tr>' for r in rejecting
-    )
-    table = (
-        f"<table><thead><tr><th>rejection code</th><th>failed</th></tr></thead><tbody>{rows}</tbody></table>"
-        if rejecting else "<p>No row rule failed.</p>"
+        f'<tr><td><code>{_clip(code, TEXT_BYTES)}</code></td><td class="num">{_e(count)}</td></tr>'
+        for code, count in ordered
     )
     return (
-        f"<h2>Split</h2><p>{_e(valid_count)} valid rows, {_e(invalid_count)} invalid rows</p>{table}"
+        f"{counts}<table><thead><tr><th>rejection code</th><th>rows</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<p>A row that breaks several rules counts under each of their codes.</p>"
     )
 
 
-def _results_table(results: Sequence[CheckResult], trends: Mapping[str, Sequence[TrendPoint]]) -> str:
-    header = ("severity", "code", "name", "dimension", "value", "failed", "threshold", "message", "trend")
-    rows = []
-    budget = SAMPLE_BUDGET
-    for result in results:
-        value = "" if result.metric_value is None else format_number(result.metric_value)
-        trend = trends.get(result.rule_id or "", ())
-        cells = (
-            _badge(result.severity), f"<code>{_e(result.code)}</code>", _e(result.check_name), _e(result.dimension),
-            _e(value), str(int(result.failed_count)), _thresholds(result), _e(result.message), sparkline(trend),
-        )
-        numeric = (4, 5)
-        rows.append("<tr>" + "".join(
-            f'<td class="num">{cell}</td>' if index in numeric else f"<td>{cell}</td>"
-            for index, cell in enumerate(cells)
-        ) + "</tr>")
-        if result.samples:
-            table = _samples(result.samples)
-            if len(table) > budget:
-                count = len(result.samples)
-                table = (
-                    f"<p>{count} sample{'' if count == 1 else 's'}, not shown: the page has no room left for "
-                    "samples (the results file holds them)</p>"
-                )
-            else:
-                budget -= len(table)
-            rows.append(f'<tr><td colspan="{len(header)}">{table}</td></tr>')
-    head = "".join(f"<th>{name}</th>" for name in header)
-    return f"<h2>Results</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+_RESULT_HEADER = ("severity", "code", "name", "dimension", "value", "failed", "threshold", "message", "trend")
+
+
+def _result_row(result: CheckResult, trend: Sequence[TrendPoint]) -> str:
+    value = "" if result.metric_value is None else format_number(result.metric_value)
+    cells = (
+        _badge(result.severity), f"<code>{_clip(result.code, TEXT_BYTES)}</code>",
+        _clip(result.check_name, TEXT_BYTES), _clip(result.dimension, TEXT_BYTES), _e(value),
+        str(int(result.failed_count)), _thresholds(result), _clip(result.message, MESSAGE_BYTES, mark=True),
+        sparkline(trend),
+    )
+    numeric = (4, 5)
+    return "<tr>" + "".join(
+        f'<td class="num">{cell}</td>' if index in numeric else f"<td>{cell}</td>" for index, cell in enumerate(cells)
+    ) + "</tr>"
+
+
+def _results_table(rows: Sequence[str], samples: Sequence[str | None]) -> str:
+    """The results, each row followed by its samples' cell when it has one."""
+    body = "".join(
+        row + ("" if cell is None else f'<tr><td colspan="{len(_RESULT_HEADER)}">{cell}</td></tr>')
+        for row, cell in zip(rows, samples, strict=True)
+    )
+    head = "".join(f"<th>{name}</th>" for name in _RESULT_HEADER)
+    return f"<h2>Results</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _not_shown(count: int) -> str:
+    return (
+        f"<p>{count} sample{'' if count == 1 else 's'}, not shown: the page has no room left for "
+        "samples (the results file holds them)</p>"
+    )
 
 
 def _samples(samples: Sequence[Mapping[str, Any]]) -> str:

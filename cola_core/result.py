@@ -17,7 +17,7 @@ SEVERITIES: tuple[Severity, ...] = ("pass", "warn", "fail")
 # What a rule may declare as its ``severity``: how much its failure counts.
 RuleSeverity = Literal["fail", "warn"]
 RULE_SEVERITIES: tuple[RuleSeverity, ...] = ("fail", "warn")
-_OPTIONAL_KEYS = ("dimension", "samples", "rule_id", "rows_checked", "baseline")
+_OPTIONAL_KEYS = ("dimension", "samples", "rule_id", "rows_checked", "baseline", "thresholds")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,10 @@ class CheckResult:
         rows_checked: the rows the rule saw (inside its ``where``), for a rule measured in
             the block's scan; None for one that runs alone (``sql``, ``schema``). Not compared.
         baseline: for a change rule, the value from the history it was compared with.
+        thresholds: the rule's judging parameters as it wrote them, by name (``must_be``,
+            ``warn``, ``tolerance``, a ``row_count``'s ``min`` and ``max``), each as text:
+            what a reader needs to see why a rule passed, which its message may not say.
+            None when the rule has none. Not compared.
     """
 
     rule_type: str
@@ -63,6 +67,7 @@ class CheckResult:
     rule_id: str | None = field(default=None, compare=False)
     rows_checked: int | None = field(default=None, compare=False)
     baseline: float | None = None
+    thresholds: dict[str, str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.severity is None:
@@ -83,8 +88,8 @@ class CheckResult:
         """The JSON-safe form used in XCom and results files.
 
         ``failed_rows`` is never in it; ``dimension``, ``samples``, ``rule_id``,
-        ``rows_checked`` and ``baseline`` only when they are set (a result the engine returns
-        always has a ``rule_id``).
+        ``rows_checked``, ``baseline`` and ``thresholds`` only when they are set (a result the
+        engine returns always has a ``rule_id``).
         """
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
         for optional in _OPTIONAL_KEYS:

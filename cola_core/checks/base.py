@@ -428,12 +428,26 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
             return CheckResult(self.rule_type, True, f"{label}: {self.describe_pass()}")
         return CheckResult(self.rule_type, False, f"{label}: {self.describe_failure(failed)}", failed)
 
+    def judging_parameters(self) -> dict[str, str]:
+        """The parameters that judge the measurement, as the rule wrote them: the
+        ``identity_excludes`` but ``baseline`` (a mapping that says where the earlier value
+        comes from; the result carries the value itself), then ``tolerance``. ``must_be`` and
+        ``warn`` come first, as a reader looks for them. ``{"must_be": "> 5"}``."""
+        judging = self.identity_excludes - {"baseline"}
+        first = ("must_be", "warn")
+        keys: list[str] = [key for key in first if key in judging] + sorted(judging.difference(first))
+        shown = {key: str(self.params[key]) for key in keys if self.params.get(key) is not None}
+        if self.tolerance is not None:
+            shown["tolerance"] = str(self.tolerance)
+        return shown
+
     def finish(self, result: CheckResult, rows_in_scope: int | None = None) -> CheckResult:
         """Complete a check's result with what the rule says around it.
 
-        Fills in the name, code and dimension a custom check may leave out, then applies the
-        rule's ``tolerance`` (a failed row rule passes when its share of offending rows meets
-        it) and ``severity`` (a ``warn`` rule that fails is reported as a warn).
+        Fills in the name, code, dimension and thresholds (:meth:`judging_parameters`) a
+        custom check may leave out, then applies the rule's ``tolerance`` (a failed row rule
+        passes when its share of offending rows meets it) and ``severity`` (a ``warn`` rule
+        that fails is reported as a warn).
 
         Args:
             rows_in_scope: rows the rule saw; the planner gives it for every rule it measured
@@ -450,6 +464,9 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
             updates["rule_id"] = self.rule_id
         if result.dimension is None and self.dimension is not None:
             updates["dimension"] = self.dimension
+        judging = self.judging_parameters() if result.thresholds is None else None
+        if judging:
+            updates["thresholds"] = judging
         if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":
             share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
             within = threshold_of(self.tolerance).accepts(share)

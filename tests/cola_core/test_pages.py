@@ -3,15 +3,27 @@ and with nothing that reaches outside the file."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from cola_core import CheckResult, Cola, ColaError, ColaOutputError
 from cola_core.history import RunInfo, append_history, history_trends, index_rows
-from cola_core.pages import SAMPLE_BUDGET, checked_page_path, render_html, render_index, sparkline, write_page
+from cola_core.pages import (
+    MESSAGE_BYTES,
+    PAGE_BYTES,
+    SAMPLE_BUDGET,
+    TEXT_BYTES,
+    checked_page_path,
+    render_html,
+    render_index,
+    sparkline,
+    write_page,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
@@ -100,10 +112,10 @@ def test_a_report_shows_the_run_the_verdict_and_every_result(people):
          "not_null(email): 2 NULL values (email: 2)"],
         ['<span class="sev warn">WARN</span>', "<code>range(age,1,99)</code>", "", "", "", "1", "",
          "range(age,1,99): 1 value out of range (between 1 and 99)"],
-        ['<span class="sev fail">FAIL</span>', "<code>row_count</code>", "", "", "3", "1", "must_be &gt; 5",
-         "row_count = 3 violates must_be (&gt; 5)"],
-        ['<span class="sev warn">WARN</span>', "<code>avg(age)</code>", "", "", "70.6667", "0", "warn &lt; 10",
-         "avg(age) = 70.6667 violates warn (&lt; 10)"],
+        ['<span class="sev fail">FAIL</span>', "<code>row_count</code>", "", "", "3", "1",
+         "must_be &gt; 5<br>warn &gt; 10", "row_count = 3 violates must_be (&gt; 5)"],
+        ['<span class="sev warn">WARN</span>', "<code>avg(age)</code>", "", "", "70.6667", "0",
+         "must_be &lt; 500<br>warn &lt; 10", "avg(age) = 70.6667 violates warn (&lt; 10)"],
         ['<span class="sev pass">PASS</span>', "<code>not_null(id)</code>", "ids", "Completeness", "", "0", "",
          "not_null(id): no NULL values"],
     ]
@@ -111,25 +123,75 @@ def test_a_report_shows_the_run_the_verdict_and_every_result(people):
     assert_self_contained(page)
 
 
-def test_a_split_shows_its_counts_and_the_failed_row_rules(people, tmp_path):
+def test_a_rule_shows_its_thresholds_as_written_whether_it_passed_or_failed(people):
+    rules = [
+        {"type": "row_count", "must_be": "> 1", "warn": "> 2"},
+        {"type": "not_null", "columns": ["email"], "tolerance": "< 90%"},
+        {"type": "row_count", "min": 1, "max": 100},
+        {"type": "avg", "column": "age", "warn": "< 50", "must_be": "< 1000"},
+        {"type": "row_count", "must_be": 3},
+        {"type": "not_null", "columns": ["id"]},
+    ]
+    results = Cola().run(people, rules)
+    assert [(r.severity, r.message, r.thresholds) for r in results] == [
+        ("pass", "row_count = 3 meets must_be (> 1)", {"must_be": "> 1", "warn": "> 2"}),
+        ("pass", "not_null(email): 2 NULL values (email: 2); 66.6667% of rows, within tolerance (< 90%)",
+         {"tolerance": "< 90%"}),
+        ("pass", "row_count = 3 is within bounds (min 1, max 100)", {"max": "100", "min": "1"}),
+        ("warn", "avg(age) = 70.6667 violates warn (< 50)", {"must_be": "< 1000", "warn": "< 50"}),
+        ("pass", "row_count = 3 meets must_be (3)", {"must_be": "3"}),
+        ("pass", "not_null(id): no NULL values", None),
+    ]
+    # must_be and warn first, whatever order the rule wrote them in; the text is the rule's own.
+    assert [list(r.thresholds or ()) for r in results] == [
+        ["must_be", "warn"], ["tolerance"], ["max", "min"], ["must_be", "warn"], ["must_be"], [],
+    ]
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", row)[6] for row in rows_of(render_html(results))] == [
+        "must_be &gt; 1<br>warn &gt; 2", "tolerance &lt; 90%", "max 100<br>min 1", "must_be &lt; 1000<br>warn &lt; 50",
+        "must_be 3", "",
+    ]
+    changed = CheckResult("avg", True, "m", metric_value=3.0, baseline=2.5, thresholds={"must_be": "change < 50%"})
+    assert re.findall(r"<td[^>]*>(.*?)</td>", rows_of(render_html([changed]))[0])[6] == (
+        "must_be change &lt; 50%<br>baseline 2.5"
+    )
+
+
+def test_a_split_shows_its_counts_and_the_rows_per_rejection_code(people, tmp_path):
     split = Cola().split_write(people, [*RULES[:2], {"type": "unique", "columns": ["id"]}],
                                str(tmp_path / "valid"), str(tmp_path / "invalid"))
     assert (split.valid_count, split.invalid_count) == (1, 2)
-    page = render_html(split.results, valid_count=split.valid_count, invalid_count=split.invalid_count)
+    # What the engine counts: the warn rule quarantines nothing, and the unique rule passed.
+    page = render_html(split.results, valid_count=split.valid_count, invalid_count=split.invalid_count,
+                       rejections={"not_null(email)": 2})
     assert "<title>Cola report</title>" in page
     assert (
         "<h2>Split</h2><p>1 valid rows, 2 invalid rows</p><table><thead><tr><th>rejection code</th>"
-        "<th>failed</th></tr></thead><tbody>"
+        "<th>rows</th></tr></thead><tbody>"
         '<tr><td><code>not_null(email)</code></td><td class="num">2</td></tr></tbody></table>'
-    ) in page  # the warn rule quarantines nothing, and the unique rule passed
+        "<p>A row that breaks several rules counts under each of their codes.</p>"
+    ) in page
     assert_self_contained(page)
 
 
-def test_a_split_where_no_row_rule_failed_says_so(people, tmp_path):
+def test_the_rejection_codes_are_listed_most_rows_first_then_by_code_and_escaped():
+    rejections = {"b": 2, HOSTILE: 1, "c": 5, "a": 2, "long": 0, "é" * 100: 3}
+    page = render_html([], valid_count=0, invalid_count=7, rejections=rejections)
+    table = page.split("<h2>Split</h2>", 1)[1].split("</table>", 1)[0]
+    assert re.findall(r"<tr><td><code>(.*?)</code></td><td class=\"num\">(\d+)</td></tr>", table) == [
+        ("c", "5"), ("é" * 78 + "…", "3"), ("a", "2"), ("b", "2"), (HOSTILE_TEXT, "1"), ("long", "0"),
+    ]  # a code is cut at TEXT_BYTES (160): 78 two-byte characters and the ellipsis's three bytes
+    assert "<script" not in page
+    assert_self_contained(page)
+
+
+def test_a_split_without_rejection_counts_shows_only_its_row_counts(people, tmp_path):
     split = Cola().split_write(people, [{"type": "not_null", "columns": ["id"]}],
                                str(tmp_path / "valid"), str(tmp_path / "invalid"))
     page = render_html(split.results, valid_count=split.valid_count, invalid_count=split.invalid_count)
-    assert "<h2>Split</h2><p>3 valid rows, 0 invalid rows</p><p>No row rule failed.</p>" in page
+    assert "<h2>Split</h2><p>3 valid rows, 0 invalid rows</p>\n<h2>Results</h2>" in page
+    assert "rejection code" not in page
+    none_rejected = render_html(split.results, valid_count=3, invalid_count=0, rejections={})
+    assert "<h2>Split</h2><p>3 valid rows, 0 invalid rows</p><p>No row carries a rejection code.</p>" in none_rejected
 
 
 def test_samples_are_a_table_under_their_result(people):
@@ -202,11 +264,55 @@ def test_wide_samples_stop_at_the_page_budget_and_are_then_only_counted():
     page = render_html(results, trends=trends)
     table = page.split('<tr><td colspan="9">', 2)[1].split("</details>", 1)[0] + "</details>"
     # Each table is the same size: as many fit as the budget holds, in rule order.
-    assert page.count('<table class="samples">') == SAMPLE_BUDGET // len(table) == 11
+    assert page.count('<table class="samples">') == SAMPLE_BUDGET // len(table.encode()) == 11
     assert page.count(
         "<p>20 samples, not shown: the page has no room left for samples (the results file holds them)</p>"
     ) == 39
     assert len(page.encode()) < 300_000
+    assert_self_contained(page)
+    # The budget is bytes: cells of three-byte characters make tables near three times the size.
+    euros = [{"id": row, "left": "€" * 300, "right": "€" * 300} for row in range(20)]
+    page = render_html([dataclasses.replace(result, samples=euros) for result in results], trends=trends)
+    table = page.split('<tr><td colspan="9">', 2)[1].split("</details>", 1)[0] + "</details>"
+    assert (len(table), len(table.encode())) == (8_951, 25_031)
+    assert page.count('<table class="samples">') == SAMPLE_BUDGET // len(table.encode()) == 3
+
+
+def test_a_50_rule_block_of_long_multibyte_text_stays_under_300_kib_counted_in_bytes():
+    euro, kanji = "€", "数"  # three bytes each in UTF-8
+    trends = {f"rule-{number}": [(at(1 + run), float(run), "fail") for run in range(20)] for number in range(50)}
+    samples = [{"id": row, "left": euro * 300, "right": kanji * 300} for row in range(20)]
+    results = [
+        CheckResult("not_null", False, kanji * 5000, 20, code=euro * 500, check_name=kanji * 500, dimension=euro * 500,
+                    rule_id=f"rule-{number}", samples=samples, thresholds={"must_be": euro * 500})
+        for number in range(50)
+    ]
+    page = render_html(results, dataset="big", validated_at=AT, trends=trends, valid_count=0, invalid_count=20,
+                       rejections={f"{euro * 500}{number}": 20 for number in range(50)})
+    assert len(page.encode()) < PAGE_BYTES < 300 * 1024
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td><span.*?</svg></td></tr>", page)]
+    assert len(cells) == 50
+    # A message is cut to MESSAGE_BYTES and says how long it was; a name, code, dimension or
+    # threshold to TEXT_BYTES, with an ellipsis: whole characters only.
+    mark = "… [cut: 5,000 characters]"
+    assert cells[0][7] == kanji * ((MESSAGE_BYTES - len(mark.encode())) // 3) + mark == kanji * 324 + mark
+    assert cells[0][1:4] == [f"<code>{euro * 52}…</code>", kanji * 52 + "…", euro * 52 + "…"]  # 52 * 3 + 3 = 159
+    assert cells[0][6] == "must_be " + euro * 52 + "…"
+    assert {tuple(row[1:8]) for row in cells} == {tuple(cells[0][1:8])}
+    assert re.findall(r"<td><code>(.*?)</code></td>", page.split("</table>", 1)[0])[:2] == [
+        euro * 52 + "…", euro * 52 + "…",  # the rejection codes, cut alike (their number was beyond the cut)
+    ]
+    # A samples table is 20 rows of two cells of 200 three-byte characters and an ellipsis (24,120
+    # bytes of text). The page with every samples table left out (a note instead) leaves room
+    # under PAGE_BYTES for two of them.
+    table = len((page.split('<tr><td colspan="9">', 2)[1].split("</details>", 1)[0] + "</details>").encode())
+    assert table == 25_031
+    note = len(b"<p>20 samples, not shown: the page has no room left for samples (the results file holds them)</p>")
+    without_samples = len(page.encode()) - 2 * table + 2 * note
+    assert 2 * table <= PAGE_BYTES - without_samples < 3 * table
+    assert page.count('<table class="samples">') == 2
+    assert page.count("<p>20 samples, not shown: the page has no room left for samples") == 48
+    assert page.count("<circle") == 50 * 20
     assert_self_contained(page)
 
 
@@ -223,6 +329,22 @@ def test_a_sparkline_draws_one_point_per_run_coloured_by_severity():
     one = sparkline([(at(1), 5.0, "pass")], width=100, height=20)
     assert re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', one) == [("4.0", "10.0")]
     assert "<polyline" not in one
+
+
+def test_a_sparkline_puts_an_infinite_or_nan_metric_on_the_mid_line_and_says_what_it_was():
+    points = [(at(1), 10.0, "pass"), (at(2), float("inf"), "fail"), (at(3), 30.0, "warn"),
+              (at(4), float("nan"), "pass"), (at(5), float("-inf"), "warn")]
+    svg = sparkline(points, width=100, height=20)
+    circles = re.findall(r'<circle cx="([^"]+)" cy="([^"]+)" r="2.5" fill="#\w+"><title>[^<]*: ([^<]*) \(', svg)
+    # The scale is that of the finite values; the line joins only them.
+    assert circles == [("4.0", "16.0", "10"), ("27.0", "10.0", "inf"), ("50.0", "4.0", "30"), ("73.0", "10.0", "nan"),
+                       ("96.0", "10.0", "-inf")]
+    assert re.findall(r'<polyline points="([^"]*)"', svg) == ["4.0,16.0 50.0,4.0"]
+    unscaled = sparkline([(at(1), float("nan"), "fail"), (at(2), float("inf"), "fail")], width=100, height=20)
+    assert re.findall(r'<circle cx="([^"]+)" cy="([^"]+)"', unscaled) == [("4.0", "10.0"), ("96.0", "10.0")]
+    assert "<polyline" not in unscaled
+    assert "nan" not in re.sub(r"<title>.*?</title>", "", svg + unscaled)  # no coordinate is NaN or inf
+    assert "inf" not in re.sub(r"<title>.*?</title>", "", svg + unscaled)
 
 
 def test_trends_from_the_history_draw_the_last_runs_of_each_rule(spark, tmp_path):
@@ -295,6 +417,38 @@ def test_the_index_has_one_row_per_dataset_and_rule_worst_first(spark, tmp_path)
     assert "<p>0 rules, worst first</p>" in render_index([])
 
 
+def test_the_index_lists_rules_not_in_their_datasets_latest_run_after_the_others():
+    def row(dataset: str, rule_id: str, severity: str, **current: bool) -> dict:
+        return {"dataset": dataset, "rule_id": rule_id, "severity": severity, "code": f"code-{rule_id}",
+                "check_name": None, "validated_at": at(1), "trend": [(at(1), 1.0, severity)], **current}
+
+    rows = [
+        row("a", "gone-pass", "pass", current=False), row("b", "kept-pass", "pass", current=True),
+        row("a", "gone-fail", "fail", current=False), row("b", "kept-warn", "warn"),  # no key: current
+        row("a", "kept-fail", "fail", current=True), row("b", "gone-fail", "fail", current=False),
+    ]
+    page = render_index(rows)
+    assert "<p>6 rules: 3 in their dataset's latest run, worst first, then 3 not in it</p>" in page
+    current, former = page.split("<h2>Rules not in their dataset's latest run</h2>")
+    assert "<p>3 rules that ran before but not in their dataset's latest run (removed since, most likely), " \
+           "worst first; the severity is that of their own latest run</p>" in former
+    assert [re.findall(r"<code>(.*?)</code>", line)[1] for line in re.findall(r"<tr><td>.*?</tr>", current)] == [
+        "kept-fail", "kept-warn", "kept-pass",
+    ]
+    assert [re.findall(r"<td>(.*?)</td>", line)[:2] + re.findall(r"<code>(.*?)</code>", line)[1:]
+            for line in re.findall(r"<tr><td>.*?</tr>", former)] == [
+        ['<span class="sev fail">FAIL</span>', "a", "gone-fail"],
+        ['<span class="sev fail">FAIL</span>', "b", "gone-fail"],
+        ['<span class="sev pass">PASS</span>', "a", "gone-pass"],
+    ]
+    assert page.count("<table>") == 2 and page.count("<circle") == 6
+    assert_self_contained(page)
+    # Every rule current (or no key at all): one table, no second heading.
+    alone = render_index([row("a", "kept", "pass", current=True), row("b", "old", "fail")])
+    assert "<p>2 rules, worst first</p>" in alone
+    assert "<h2>" not in alone and alone.count("<table>") == 1
+
+
 def test_a_page_path_is_refused_when_the_driver_cannot_write_it(tmp_path):
     assert checked_page_path(f"file://{tmp_path}/new/report.html") == tmp_path / "new" / "report.html"
     afile = tmp_path / "afile"
@@ -324,3 +478,38 @@ def test_a_page_is_written_atomically_and_replaces_the_last(tmp_path):
         write_page(blocked / "index.html", "x")
     target = blocked / "index.html"
     assert str(raised.value) == f"cannot write the page {str(target)!r}: [Errno 17] File exists: {str(blocked)!r}"
+
+
+def test_a_lone_surrogate_in_a_sample_is_shown_as_a_replacement_character_and_the_page_is_written(tmp_path):
+    # As json.loads gives it from a results file's "\ud800" escape: a str with no UTF-8 form.
+    samples = [{"note": "a\ud800b", "\udfff": 1}]
+    result = CheckResult("not_null", False, "m \ud800", 1, code="c\ud800", check_name="n\udc00", samples=samples)
+    page = render_html([result], dataset="d\ud800")
+    assert "<th>\ufffd</th>" in page and "<td>a\ufffdb</td>" in page
+    assert "<td><code>c\ufffd</code></td><td>n\ufffd</td>" in page and "<td>m \ufffd</td>" in page
+    assert "<title>Cola report: d\ufffd</title>" in page
+    path = tmp_path / "report.html"
+    write_page(path, page)
+    assert path.read_text(encoding="utf-8") == page
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_a_page_that_cannot_be_encoded_or_written_leaves_no_partial_file(tmp_path, monkeypatch):
+    path = tmp_path / "report.html"
+    write_page(path, "previous")
+    with pytest.raises(ColaOutputError) as raised:
+        write_page(path, "<p>\ud800</p>")  # built by hand, not by render_html
+    assert str(raised.value) == (
+        f"cannot write the page {str(path)!r}: 'utf-8' codec can't encode character '\\ud800' in position 3: "
+        "surrogates not allowed"
+    )
+    assert [(p.name, p.read_text()) for p in tmp_path.iterdir()] == [("report.html", "previous")]
+
+    def interrupted(source, target):
+        assert Path(source).read_text(encoding="utf-8") == "next"  # the partial file, complete
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("cola_core.pages.os.replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_page(path, "next")
+    assert [(p.name, p.read_text()) for p in tmp_path.iterdir()] == [("report.html", "previous")]

@@ -63,13 +63,23 @@ def test_dimension_and_samples_appear_only_when_set():
     assert "samples" not in CheckResult("x", True).to_dict()
 
 
+def test_thresholds_appear_only_when_set_and_are_not_compared():
+    result = CheckResult("row_count", True, "m", thresholds={"must_be": "> 5", "warn": "> 10"})
+    data = result.to_dict()
+    assert data["thresholds"] == {"must_be": "> 5", "warn": "> 10"}
+    back = CheckResult.from_dict(json.loads(json.dumps(data)))
+    assert back.thresholds == {"must_be": "> 5", "warn": "> 10"}
+    assert back == result == CheckResult("row_count", True, "m")  # like rule_id: not what was measured
+    assert "thresholds" not in CheckResult("x", True).to_dict()
+
+
 def test_from_dict_refuses_unknown_keys_and_lists_the_valid_ones():
     with pytest.raises(ColaError) as raised:
         CheckResult.from_dict({"rule_type": "x", "passed": True, "failed_rows": [], "colour": "red"})
     assert str(raised.value) == (
         "unknown CheckResult keys ['colour', 'failed_rows']; valid keys are ['rule_type', 'passed', 'message', "
         "'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples', 'rule_id', "
-        "'rows_checked', 'baseline']"
+        "'rows_checked', 'baseline', 'thresholds']"
     )
 
 
