@@ -17,7 +17,6 @@ from airflow_provider_cola.errors import ColaConfigError
 from cola_core.errors import ColaError
 
 if TYPE_CHECKING:
-    import datetime as dt
     from collections.abc import Mapping
 
     from airflow.sdk import BaseOperator
@@ -57,26 +56,18 @@ def checked_report_path(html_report: Any) -> Path | None:
         raise ColaConfigError(str(error)) from error
 
 
-def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome, started: dt.datetime) -> None:
-    """Write the report of a job run in this process (as ``cola --html`` does for the driver):
-    with a history, with the trends of the dataset's last runs, this one included.
+def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
+    """Write the report of a job run in this process, as ``cola --html`` does for the driver
+    (``cola_core.runner.report_page``: the run's ``validated_at``, and with a history the
+    trends of the dataset's last runs, this one included).
 
     Raises:
-        ColaOutputError: the page cannot be written.
+        ColaOutputError: the page cannot be written, or the history read for its trends.
     """
-    from cola_core.history import default_dataset, history_trends
-    from cola_core.pages import render_html, write_page
+    from cola_core.pages import write_page
+    from cola_core.runner import report_page
 
-    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
-    trends = None
-    if spec.history is not None and dataset is not None:
-        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
-    page = render_html(
-        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=started, dag_id=spec.dag_id,
-        task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, valid_count=outcome.valid_count,
-        invalid_count=outcome.invalid_count, trends=trends,
-    )
-    write_page(path, page)
+    write_page(path, report_page(spark, spec, outcome))
 
 
 def push_report(context: Mapping[str, Any], path: Path | None) -> None:

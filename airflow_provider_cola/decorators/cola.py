@@ -10,7 +10,6 @@ with a ``split`` job), with ``valid_count`` and ``invalid_count`` in its XCom.
 
 from __future__ import annotations
 
-import datetime as dt
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cola_core.result import Severity
+    from cola_core.runner import JobOutcome
 
 __all__ = ["cola_check"]
 
@@ -168,14 +168,26 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
                 raise ColaConfigError(
                     f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
                 )
-            started = dt.datetime.now(dt.timezone.utc)
             outcome = run_job(job, spark, df=df)
             if self._page is not None:  # written in this worker, as the driver does for cola --html
-                write_report(self._page, spark, job.spec, outcome, started)
+                self._write_report(self._page, spark, job.spec, outcome)
             return outcome.summary
         finally:
             if started_here:
                 stop_session(spark)
+
+    def _write_report(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
+        """Write the run's HTML report, or warn and push none.
+
+        The run is finished (its outputs published, its history appended): a page that cannot
+        be written is a warning, as for ``cola --html``. Failing the task would have it
+        retried, and the retry would append a second history row for the same run.
+        """
+        try:
+            write_report(page, spark, spec, outcome)
+        except ColaError as error:
+            self.log.warning("The HTML report was not written: %s", error)
+            self._page = None  # so that execute() pushes no cola_report
 
     def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:
         """The job run on the function's DataFrame: every argument that reaches the engine goes here.

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cola_core.result import Severity
+    from cola_core.runner import JobOutcome
     from cola_core.specs import SourceSpec
 
 __all__ = ["ColaCheckOperator", "ColaSplitOperator"]
@@ -119,8 +120,9 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         html_report: a local file the Spark driver writes the run's HTML report to (see
             ``cola --html``); with ``history``, with each rule's trend. The task pushes its path
             under the XCom key ``cola_report``, and the "Cola report" extra link opens it
-            through the provider's plugin. In cluster deploy mode the driver writes it on its
-            own machine, and there is no link. (templated)
+            through the provider's plugin. Refused in cluster deploy mode, where the driver
+            would write it on its cluster node: use client deploy mode or a ``spark_connect``
+            connection. A page that cannot be written is a warning, not a failed task. (templated)
         samples: keep up to this many offending rows of each failed row rule in the results
             (one extra Spark job); the failure message shows them. 0 (default) keeps none.
         allow_external_access: let SQL text in the rules call JVM functions (``reflect``...)
@@ -276,10 +278,20 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         outputs["html"] = None if page is None else str(page)
         remote = self._connect_url()
         if remote is not None:
-            summary = self._run_as_connect_client(remote, block, source, outputs)
-            push_report(context, page)
+            summary, written = self._run_as_connect_client(remote, block, source, outputs)
+            push_report(context, page if written else None)
             return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
         deploy_mode = self._resolved_deploy_mode()
+        if deploy_mode == "cluster" and page is not None:
+            # The driver would write the page on its cluster node, where this worker can
+            # neither remove an earlier run's page nor serve it: the link would show nothing,
+            # or an old page as this run's.
+            raise ColaConfigError(
+                "html_report cannot be used in cluster deploy mode: the driver runs on a cluster node and "
+                "would write the page there, where this worker can neither remove an earlier page nor serve "
+                "it; use client deploy mode, or a spark_connect connection (the page is then written in "
+                "this worker)"
+            )
         if deploy_mode == "cluster" and not self.results_uri:
             raise ColaConfigError(
                 "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
@@ -298,6 +310,9 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             summary = results.read(
                 split=self.command == "split", checks=block.checks, log_tail=self._hook.log_tail
             )
+        if page is not None and not page.is_file():
+            # The driver removed the earlier page and warned why it wrote none (in its log above).
+            self.log.warning("The HTML report was not written: %s is missing after the run", page)
         push_report(context, page)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -324,15 +339,16 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
 
     def _run_as_connect_client(
         self, remote: str, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], bool]:
         """Run the job in this process as a client of the Spark Connect server ``remote``.
+
+        Returns:
+            The results summary, and whether this run's HTML report was written.
 
         Raises:
             ColaJobRefused: the engine refused the source, an output or a rule on the data.
             ColaJobError: Spark failed (the server cannot be reached, a query crashed).
         """
-        import datetime as dt
-
         from cola_core.report import render_table
         from cola_core.runner import load_job, run_job
         from cola_core.session import spark_session, stop_session
@@ -342,14 +358,14 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         if page is not None:  # an earlier run's page must never pass for this run's
             page.unlink(missing_ok=True)
         self.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(remote).netloc)
+        written = False
         try:
             spark, started_here = spark_session(remote, (self.conf or {}).items())
             self._connect_session = spark
             try:
-                started = dt.datetime.now(dt.timezone.utc)
                 outcome = run_job(job, spark)
                 if page is not None:  # in this process, as the driver does for cola --html
-                    write_report(page, spark, job.spec, outcome, started)
+                    written = self._write_report(page, spark, job.spec, outcome)
             finally:
                 self._connect_session = None
                 if started_here:
@@ -364,7 +380,21 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             raise ColaJobError(f"the Cola job over Spark Connect failed: {first_line(error)}") from error
         table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
         self.log.info("Cola results:\n%s", table)
-        return outcome.summary
+        return outcome.summary, written
+
+    def _write_report(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> bool:
+        """Write the run's HTML report; whether it was written.
+
+        The run is finished (its outputs published, its history appended): a page that cannot
+        be written is a warning, as for ``cola --html``. Failing the task would have it
+        retried, and the retry would append a second history row for the same run.
+        """
+        try:
+            write_report(page, spark, spec, outcome)
+        except ColaError as error:
+            self.log.warning("The HTML report was not written: %s", error)
+            return False
+        return True
 
     def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
         with launcher_environment(hook.binary, hook.master, self.env_vars, self.conf) as changes:

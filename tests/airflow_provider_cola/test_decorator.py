@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 UNIQUE_FAILS = summary(
     result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
            failed_count=1),
-    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count"),
+    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count", thresholds={"min": "1"}),
     ids=ids_of([{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]), rows=6,
 )
 
@@ -29,7 +29,7 @@ def test_example_passes_and_publishes(run_dag):
                check_name="keys present"),
         result("unique", "pass", "unique(order_id): all 6 rows are unique", "unique(order_id)"),
         result("avg", "pass", "avg(amount) = 243.7483 meets must_be (between 10 and 500)", "avg(amount)",
-               metric_value=243.74833333333333),
+               metric_value=243.74833333333333, thresholds={"must_be": "between 10 and 500"}),
         ids=DECORATOR_IDS, rows=6,
     )
     assert "publishing: {'pass': 3, 'warn': 0, 'fail': 0}" in outcome.log
@@ -47,7 +47,7 @@ def test_example_fails_on_bad_data_after_pushing_xcom(run_dag):
         result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
                failed_count=1),
         result("avg", "pass", "avg(amount) = 70.0833 meets must_be (between 10 and 500)", "avg(amount)",
-               metric_value=70.08333333333333),
+               metric_value=70.08333333333333, thresholds={"must_be": "between 10 and 500"}),
         ids=DECORATOR_IDS, rows=6,
     )
     assert (
@@ -306,3 +306,50 @@ def test_both_outputs_make_a_split_job(airflow_home):
         annotate_valid=True,
     )
     assert check._job_spec(block, check._job_outputs()) == JobSpec(command="check", rules=tuple(rules))
+
+
+def test_a_page_that_cannot_be_written_is_a_warning_and_pushes_no_report(run_dag, tmp_path, monkeypatch):
+    """The run is done (its history appended) when the page is written: failing the task then
+    would have it retried, and the retry would append the same run twice."""
+    from airflow.models import DagRun
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    import cola_core.pages
+    from cola_core.errors import ColaOutputError
+
+    page = tmp_path / "decorated.html"
+    reason = f"cannot write the page {str(page)!r}: [Errno 28] No space left on device"
+
+    # A monkeypatch, not a real failure: in this DAG the page goes beside the history store,
+    # in a folder the task checks is writable before the run, and nothing the run does can
+    # make it unwritable afterwards (test_cli causes one for real, through a split's output).
+    def full_disk(path, text):
+        raise ColaOutputError(reason)
+
+    monkeypatch.setattr(cola_core.pages, "write_page", full_disk)
+    outcome = run_dag("cola_test_report", "2024-01-03", {"out": str(tmp_path)})
+
+    assert outcome.states["decorated_orders"] == "success"
+    assert outcome.tries["decorated_orders"] == 1
+    assert outcome.xcom["decorated_orders"]["severity"] == "fail"  # on_failure="warn": the run's own verdict
+    assert f"The HTML report was not written: {reason}" in outcome.log
+    assert not page.exists()
+    with create_session() as session:
+        run_id = session.scalars(
+            select(DagRun.run_id).where(DagRun.dag_id == "cola_test_report").order_by(DagRun.id.desc()).limit(1)
+        ).one()
+        keys = session.scalars(
+            select(XComModel.key).where(
+                XComModel.dag_id == "cola_test_report", XComModel.run_id == run_id,
+                XComModel.task_id == "decorated_orders",
+            )
+        ).all()
+    assert "cola_report" not in keys and "return_value" in keys
+    # One run of the three rules in the history: the task ran once.
+    import pyarrow.parquet as pq
+
+    history = pq.read_table(str(tmp_path / "history"), columns=["run_id", "rule_id"]).to_pylist()
+    assert sorted(row["rule_id"] for row in history) == ["orders.keys", "orders.unique", "orders.volume"]
+    assert len({row["run_id"] for row in history}) == 1

@@ -308,3 +308,54 @@ def test_secret_named_numbers_are_rendered_as_masked_text():
     assert operator.source["options"] == {"password": "55512345", "header": True}
     assert redact(operator.conf, "conf") == {"spark.myapp.kEy": "***", "spark.sql.shuffle.partitions": 2}
     assert redact(operator.source, "source")["options"] == {"password": "***", "header": True}
+
+
+HTML_IN_CLUSTER_MODE = (
+    "html_report cannot be used in cluster deploy mode: the driver runs on a cluster node and would write the "
+    "page there, where this worker can neither remove an earlier page nor serve it; use client deploy mode, or "
+    "a spark_connect connection (the page is then written in this worker)"
+)
+
+
+@pytest.mark.parametrize("operator_class", [ColaCheckOperator, ColaSplitOperator])
+@pytest.mark.parametrize("given_in", ["argument", "connection"])
+def test_html_report_is_refused_in_cluster_deploy_mode_before_any_submit(
+    operator_class, given_in, tmp_path, monkeypatch
+):
+    # Even with results_uri, which cluster deploy mode needs: the page is the problem.
+    arguments = {"rules": RULES, "source": SOURCE, "html_report": str(tmp_path / "report.html"),
+                 "results_uri": str(tmp_path)}
+    if operator_class is ColaSplitOperator:
+        arguments.update(valid_output="/v", invalid_output="/i")
+    if given_in == "argument":
+        arguments["deploy_mode"] = "cluster"
+    else:  # as the hook reads it: the connection's deploy-mode extra
+        connection = {"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}
+        monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN_CLUSTER", json.dumps(connection))
+        arguments["conn_id"] = "spark_yarn_cluster"
+    operator = operator_class(task_id="check", **arguments)
+    with pytest.raises(ColaConfigError) as error:
+        operator.execute(context={})
+    assert str(error.value) == HTML_IN_CLUSTER_MODE
+    assert operator._hook is None  # no hook was even built
+
+
+def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypatch, capsys):
+    # The failure is caused for real in test_cli (the run makes the page's folder a file);
+    # no DAG here can do that to the page of an operator run over Spark Connect, so this
+    # checks only how the operator takes a write_report that raises.
+    from airflow_provider_cola.operators import cola as operator_module
+    from cola_core.errors import ColaOutputError
+
+    page = tmp_path / "report.html"
+    reason = f"cannot write the page {str(page)!r}: [Errno 28] No space left on device"
+
+    def failing(path, spark, spec, outcome):
+        raise ColaOutputError(reason)
+
+    monkeypatch.setattr(operator_module, "write_report", failing)
+    operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE)
+    capsys.readouterr()
+    assert operator._write_report(page, None, None, None) is False  # type: ignore[arg-type]
+    [line] = capsys.readouterr().out.splitlines()
+    assert f"[warning  ] The HTML report was not written: {reason} " in line
