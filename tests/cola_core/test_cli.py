@@ -519,7 +519,7 @@ def test_split_with_html_writes_the_report_with_the_split_counts(spark, tmp_path
         ['<span class="sev fail">FAIL</span>', "<code>not_null(email)</code>", "", "1", ""],
         ['<span class="sev fail">FAIL</span>', "<code>AMOUNT_NEGATIVE</code>", "", "1", ""],
         ['<span class="sev fail">FAIL</span>', "<code>unique(order_id)</code>", "", "1", ""],
-        ['<span class="sev pass">PASS</span>', "<code>row_count</code>", "", "0", ""],  # min: no metric
+        ['<span class="sev pass">PASS</span>', "<code>row_count</code>", "", "0", "min 1"],  # min: no metric
     ]
     assert sorted(os.listdir(page_path.parent)) == ["report.html"]  # no partial file left
 

@@ -30,7 +30,7 @@ RESULTS = [
      "rule_id": "range:698a0cb41184", "rows_checked": 3},
     {"rule_type": "row_count", "passed": True, "message": "row_count = 3 is within bounds (min 1)",
      "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None, "code": "row_count",
-     "rule_id": "row_count:51432f82cae8", "rows_checked": 3},
+     "rule_id": "row_count:51432f82cae8", "rows_checked": 3, "thresholds": {"min": "1"}},
 ]
 
 
