@@ -37,6 +37,7 @@ def result(
     failed_count: int = 0,
     metric_value: float | None = None,
     check_name: str | None = None,
+    thresholds: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     return {
         "rule_type": rule_type,
@@ -47,6 +48,7 @@ def result(
         "severity": severity,
         "check_name": check_name,
         "code": code,
+        **({} if thresholds is None else {"thresholds": thresholds}),
     }
 
 
@@ -79,32 +81,35 @@ DECORATOR_IDS = ids_of([
 
 # dags_examples/rules/orders.yaml over the three sample days.
 ORDERS_PASS_SUMMARY = summary(
-    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count"),
+    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count",
+           thresholds={"min": "1"}),
     result("not_null", "pass", "not_null(order_id): no NULL values", "not_null(order_id)"),
     result("unique", "pass", "unique(order_id): all 6 rows are unique", "unique(order_id)"),
     result("range", "pass", "range(amount,0,): all values in range (>= 0)", "NEGATIVE_AMOUNT"),
     result("missing_percent", "pass", "missing_percent(email) = 0 meets must_be (< 20%)", "missing_percent(email)",
-           metric_value=0.0),
+           metric_value=0.0, thresholds={"must_be": "< 20%", "warn": "= 0"}),
     ids=ORDERS_IDS, rows=6,
 )
 ORDERS_WARN_SUMMARY = summary(
-    result("row_count", "pass", "row_count = 8 is within bounds (min 1)", "row_count"),
+    result("row_count", "pass", "row_count = 8 is within bounds (min 1)", "row_count",
+           thresholds={"min": "1"}),
     result("not_null", "pass", "not_null(order_id): no NULL values", "not_null(order_id)"),
     result("unique", "pass", "unique(order_id): all 8 rows are unique", "unique(order_id)"),
     result("range", "pass", "range(amount,0,): all values in range (>= 0)", "NEGATIVE_AMOUNT"),
     result("missing_percent", "warn", "missing_percent(email) = 12.5 violates warn (= 0)", "missing_percent(email)",
-           metric_value=12.5),
+           metric_value=12.5, thresholds={"must_be": "< 20%", "warn": "= 0"}),
     ids=ORDERS_IDS, rows=8,
 )
 ORDERS_FAIL_SUMMARY = summary(
-    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count"),
+    result("row_count", "pass", "row_count = 6 is within bounds (min 1)", "row_count",
+           thresholds={"min": "1"}),
     result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
            failed_count=1),
     result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
            failed_count=1),
     result("range", "fail", "range(amount,0,): 1 value out of range (>= 0)", "NEGATIVE_AMOUNT", failed_count=1),
     result("missing_percent", "pass", "missing_percent(email) = 0 meets must_be (< 20%)", "missing_percent(email)",
-           metric_value=0.0),
+           metric_value=0.0, thresholds={"must_be": "< 20%", "warn": "= 0"}),
     ids=ORDERS_IDS, rows=6,
 )
 ORDERS_FAILED_CHECKS = (

@@ -22,7 +22,7 @@ from cola_testenv import EXAMPLES
 pytestmark = pytest.mark.airflow
 
 TAIL = "26/01/01 ERROR Something: the end of the log"
-ROW_COUNT = {**result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count"),
+ROW_COUNT = {**result("row_count", "pass", "row_count = 3 is within bounds (min 1)", "row_count", thresholds={"min": "1"}),
              "rule_id": "row_count:51432f82cae8", "rows_checked": 3}
 FIRST = ORDERS_PASS_SUMMARY["results"][0]
 # The checks the worker validated: what each result must be the result of, in order.
