@@ -2,14 +2,15 @@
 
 A task given ``html_report`` pushes the absolute path of the page it wrote under the XCom key
 :data:`REPORT_XCOM_KEY`. The link points to the provider's plugin (``airflow_provider_cola.plugin``),
-which serves that file, and only that file, at ``/cola/reports/<dag_id>/<run_id>/<task_id>``.
+which serves that file, and only that file, at
+``/cola/report?dag_id=<dag_id>&run_id=<run_id>&task_id=<task_id>&map_index=<map_index>``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from airflow.sdk import BaseOperatorLink
 
@@ -85,17 +86,21 @@ def url_prefix() -> str:
     return f"{base}{URL_PREFIX}"
 
 
-def report_url(dag_id: str, run_id: str, task_id: str) -> str:
-    """Where the plugin serves that task instance's report."""
-    parts = "/".join(quote(part, safe="") for part in (dag_id, run_id, task_id))
-    return f"{url_prefix()}/reports/{parts}"
+def report_url(dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> str:
+    """Where the plugin serves that task instance's report (``map_index`` -1: not a mapped task).
+
+    The identifiers are query parameters, each percent-encoded whole: in the path, a run id
+    holding a ``/`` (``%2F``) would be decoded into two segments before any route saw it.
+    """
+    query = {"dag_id": dag_id, "run_id": run_id, "task_id": task_id, "map_index": str(map_index)}
+    return f"{url_prefix()}/report?{urlencode(query, quote_via=quote)}"
 
 
 class ColaReportLink(BaseOperatorLink):
     """ "Cola report": the task instance's HTML report, served by the provider's plugin.
 
     Empty (no link) when the task wrote no report: no ``html_report``, or a run that stopped
-    before writing it.
+    before writing it. Each instance of a mapped task has its own (its ``map_index``).
     """
 
     name = "Cola report"
@@ -105,4 +110,4 @@ class ColaReportLink(BaseOperatorLink):
 
         if not XCom.get_value(ti_key=ti_key, key=REPORT_XCOM_KEY):
             return ""
-        return report_url(ti_key.dag_id, ti_key.run_id, ti_key.task_id)
+        return report_url(ti_key.dag_id, ti_key.run_id, ti_key.task_id, ti_key.map_index)
