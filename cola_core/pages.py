@@ -82,7 +82,7 @@ text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right
 .pass{background:#1a7f37}.warn{background:#b35900}.fail{background:#cf222e}
 dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;margin:0}dt{color:#59636e}dd{margin:0}
 code{font-family:ui-monospace,monospace;word-break:break-all}details{margin:.2em 0}
-table.samples{font-size:.9em}
+table.samples{font-size:.9em}td.limits{white-space:nowrap}
 """
 
 
@@ -400,10 +400,9 @@ def _result_row(result: CheckResult, trend: Sequence[TrendPoint]) -> str:
         str(int(result.failed_count)), _thresholds(result), _clip(result.message, MESSAGE_BYTES, mark=True),
         sparkline(trend),
     )
-    numeric = (4, 5)
-    return "<tr>" + "".join(
-        f'<td class="num">{cell}</td>' if index in numeric else f"<td>{cell}</td>" for index, cell in enumerate(cells)
-    ) + "</tr>"
+    # Numbers right-aligned; a threshold ("must_be > 2") kept on one line (it is cut at TEXT_BYTES).
+    classes = {4: ' class="num"', 5: ' class="num"', 6: ' class="limits"'}
+    return "<tr>" + "".join(f"<td{classes.get(index, '')}>{cell}</td>" for index, cell in enumerate(cells)) + "</tr>"
 
 
 def _results_table(rows: Sequence[str], samples: Sequence[str | None]) -> str:

@@ -167,7 +167,7 @@ def pages(spark, tmp_path_factory) -> dict[str, Path]:
     write_page(report, render_html(
         split.results, dataset=last.dataset, pipeline=last.pipeline, validated_at=last.validated_at,
         dag_id=last.dag_id, task_id=last.task_id, airflow_run_id=last.airflow_run_id,
-        valid_count=split.valid_count, invalid_count=split.invalid_count, trends=trends,
+        valid_count=split.valid_count, invalid_count=split.invalid_count, rejections=split.rejections, trends=trends,
     ))
     index = out / "quality.html"
     write_page(index, render_index(index_rows(spark, store)))
@@ -190,8 +190,12 @@ def test_the_report_in_a_browser_shows_the_run_its_results_the_split_and_the_tre
         ("DAG", "dq_people"), ("task", "split_people"), ("Airflow run", "scheduled__2026-05-03"),
     ]
     paragraphs = [p.text for p in dom.all("p")]
-    assert paragraphs[:2] == ["4 results: 2 pass, 0 warn, 2 fail", "3 valid rows, 3 invalid rows"]
+    assert paragraphs == [
+        "4 results: 2 pass, 0 warn, 2 fail", "3 valid rows, 3 invalid rows",
+        "A row that breaks several rules counts under each of their codes.",
+    ]
     split_table, results_table = tables(dom)
+    assert [th.text for th in split_table.all("th")] == ["rejection code", "rows"]
     assert [cells(row) for row in body_rows(split_table)] == [["not_null(email)", "2"], [HOSTILE, "1"]]
 
     rows = body_rows(results_table)
@@ -201,10 +205,11 @@ def test_the_report_in_a_browser_shows_the_run_its_results_the_split_and_the_tre
          "not_null(email): 2 NULL values (email: 2)"],
         ["FAIL", HOSTILE, HOSTILE, HOSTILE, "", "1", "",
          "regex(note,^ok$): 1 value does not match (NULL counts as not matching)"],
-        ["PASS", "row_count", "volume", "", "6", "0", "must_be > 2", "row_count = 6 meets must_be (> 2)"],
+        ["PASS", "row_count", "volume", "", "6", "0", "must_be > 2warn > 5", "row_count = 6 meets must_be (> 2)"],
         ["PASS", "not_null(id)", "ids present", "", "", "0", "", "not_null(id): no NULL values"],
     ]
     assert [row.all("span")[0].attrs["class"] for row in results] == ["sev fail", "sev fail", "sev pass", "sev pass"]
+    assert len(results[2].all("td")[6].all("br")) == 1  # the two thresholds on two lines
     # One circle per run of each rule, coloured by that run's severity, oldest first.
     fail, warn, passed = "#cf222e", "#b35900", "#1a7f37"
     assert [[circle.attrs["fill"] for circle in row.all("circle")] for row in results] == [
