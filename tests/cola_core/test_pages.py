@@ -296,7 +296,8 @@ def test_a_50_rule_block_of_long_multibyte_text_stays_under_300_kib_counted_in_b
     # threshold to TEXT_BYTES, with an ellipsis: whole characters only.
     mark = "… [cut: 5,000 characters]"
     assert cells[0][7] == kanji * ((MESSAGE_BYTES - len(mark.encode())) // 3) + mark == kanji * 324 + mark
-    assert cells[0][1:4] == [f"<code>{euro * 52}…</code>", kanji * 52 + "…", euro * 52 + "…"]  # 52 * 3 + 3 = 159
+    assert (TEXT_BYTES - len("…".encode())) // 3 == 52
+    assert cells[0][1:4] == [f"<code>{euro * 52}…</code>", kanji * 52 + "…", euro * 52 + "…"]
     assert cells[0][6] == "must_be " + euro * 52 + "…"
     assert {tuple(row[1:8]) for row in cells} == {tuple(cells[0][1:8])}
     assert re.findall(r"<td><code>(.*?)</code></td>", page.split("</table>", 1)[0])[:2] == [
