@@ -194,6 +194,10 @@ def _checked_result(item: Any, index: int) -> CheckResult:
         raise ValueError(f"{where}.passed is {item['passed']} for severity {item['severity']!r}")
     if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
         raise ValueError(f"{where}.samples must be a list of objects")
+    if "thresholds" in item and not all(
+        isinstance(name, str) and isinstance(text, str) for name, text in item["thresholds"].items()
+    ):
+        raise ValueError(f"{where}.thresholds must be an object of strings")
     return CheckResult.from_dict(item)
 
 
@@ -251,9 +255,11 @@ _RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "rule_id": ((str,), "a string"),
     "rows_checked": ((int,), "a whole number"),
     "baseline": ((int, float), "a number"),
+    "thresholds": ((dict,), "an object"),
 }
-# The engine always writes a rule_id; rows_checked only for a rule measured in the scan.
-_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline")
+# The engine always writes a rule_id; rows_checked only for a rule measured in the scan,
+# thresholds only for a rule that has some.
+_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline", "thresholds")
 
 
 def _short(error: BaseException) -> str:

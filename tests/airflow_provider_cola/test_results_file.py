@@ -96,6 +96,8 @@ CORRUPT = [
     (with_first(severity="ok"), "results[0].severity must be one of pass, warn, fail, got 'ok'"),
     (with_first(passed=False), "results[0].passed is False for severity 'pass'"),
     (with_first(samples=[1]), "results[0].samples must be a list of objects"),
+    (with_first(thresholds=["> 0"]), "results[0].thresholds must be an object, got a list"),
+    (with_first(thresholds={"must_be": 5}), "results[0].thresholds must be an object of strings"),
     (json.dumps({**ORDERS_PASS_SUMMARY, "passed": False}), "its passed do not match its results"),
     (json.dumps({**ORDERS_PASS_SUMMARY, "counts": {"pass": 6, "warn": -1, "fail": 0}}),
      "its counts do not match its results"),
