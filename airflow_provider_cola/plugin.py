@@ -315,6 +315,7 @@ def create_app() -> FastAPI:
     def index(user: _Caller) -> HTMLResponse:
         from airflow.api_fastapi.app import get_auth_manager
         from airflow.configuration import conf
+        from airflow.exceptions import AirflowConfigException
 
         store = conf.get("cola", "history_store", fallback=None)
         if store:
@@ -322,7 +323,12 @@ def create_app() -> FastAPI:
                 raise HTTPException(
                     status_code=403, detail="the index of the history store is for users who may read every DAG"
                 )
-            cache_seconds = conf.getint("cola", "index_cache_seconds", fallback=DEFAULT_INDEX_CACHE_SECONDS)
+            try:
+                cache_seconds = conf.getint("cola", "index_cache_seconds", fallback=DEFAULT_INDEX_CACHE_SECONDS)
+            except AirflowConfigException as error:
+                raise HTTPException(
+                    status_code=503, detail="[cola] index_cache_seconds must be a whole number of seconds"
+                ) from error
             try:
                 return HTMLResponse(_store_index(store, cache_seconds))
             except _StoreUnreadable as error:

@@ -277,6 +277,13 @@ def test_a_history_store_setting_is_read_as_cola_history_takes_it_and_an_unreada
     empty = viewer.get("/cola/")
     assert (empty.status_code, empty.text) == (200, render_index([]))
 
+    monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "a minute")
+    not_seconds = viewer.get("/cola/")
+    assert (not_seconds.status_code, _reason(not_seconds)) == (
+        503, "[cola] index_cache_seconds must be a whole number of seconds"
+    )
+    monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "0")
+
     monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", '{"path": ')
     malformed = viewer.get("/cola/")
     assert (malformed.status_code, _reason(malformed)) == (
