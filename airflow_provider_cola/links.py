@@ -35,8 +35,6 @@ __all__ = [
 REPORT_XCOM_KEY = "cola_report"
 # Where the plugin's app is mounted in the API server.
 URL_PREFIX = "/cola"
-# The runs of each rule whose trend a report draws, as ``cola --html`` draws them.
-TREND_RUNS = 20
 
 
 def checked_report_path(html_report: Any) -> Path | None:
