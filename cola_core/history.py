@@ -79,6 +79,7 @@ FAILED_RECORDS_SCHEMA = (
     "run_id string, dataset string, rule_id string, code string, validated_at timestamp, record string"
 )
 _FAILED_RECORDS = "_failed_records"
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -523,8 +524,13 @@ def _last_runs(
     newest = Window.partitionBy("dataset", "rule_id").orderBy(*newest_first)
     # The first row of the dataset's window is its latest run (the frame runs from the top).
     dataset_latest = F.first("run_id").over(Window.partitionBy("dataset").orderBy(*newest_first))
+    # The time as microseconds since the epoch, not the timestamp: collect() gives a timestamp as
+    # a naive datetime in this process's local time zone, which would show a run at another hour
+    # than its report (tz-aware UTC) on any host not set to UTC. The number is the same in classic
+    # mode and over Spark Connect, whatever the session's time zone.
     latest = (
-        rows.select("dataset", "rule_id", "code", "check_name", "severity", "metric_value", "validated_at", "run_id",
+        rows.select("dataset", "rule_id", "code", "check_name", "severity", "metric_value", "run_id",
+                    F.unix_micros("validated_at").alias("validated_micros"),
                     F.row_number().over(newest).alias("newest"), dataset_latest.alias("dataset_latest"))
         .where(F.col("newest") <= runs)
         .collect()
@@ -535,16 +541,23 @@ def _last_runs(
     return grouped
 
 
-def _points(rows: Sequence[Any]) -> list[tuple[dt.datetime, float | None, str]]:
-    return [(row["validated_at"], row["metric_value"], row["severity"]) for row in rows]
+def _utc(micros: int | None) -> dt.datetime | None:
+    """A ``unix_micros`` value as a tz-aware UTC datetime (None for a row without a time)."""
+    return None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
+
+
+def _points(rows: Sequence[Any]) -> list[tuple[dt.datetime | None, float | None, str]]:
+    return [(_utc(row["validated_micros"]), row["metric_value"], row["severity"]) for row in rows]
 
 
 def history_trends(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str, runs: int = 20
-) -> dict[str, list[tuple[dt.datetime, float | None, str]]]:
+) -> dict[str, list[tuple[dt.datetime | None, float | None, str]]]:
     """Per ``rule_id`` of ``dataset``: its last ``runs`` runs, oldest first, each
     ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.pages.render_html``.
-    Excluded runs are left out. An empty dict when the store does not exist yet.
+    ``validated_at`` is a tz-aware UTC datetime whatever this process's or the session's time
+    zone, as the run's own report has it. Excluded runs are left out. An empty dict when the
+    store does not exist yet.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
@@ -558,9 +571,10 @@ def index_rows(
 ) -> list[dict[str, Any]]:
     """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.pages.render_index``:
     ``dataset``, ``rule_id``, and from its latest run ``code``, ``check_name``, ``severity`` and
-    ``validated_at``; ``trend`` is its last ``runs`` runs, oldest first; ``current`` is False for
-    a rule its dataset's latest run did not check (a rule since removed or renamed), whose
-    verdict is then only history. Sorted by dataset and rule. Excluded runs are left out.
+    ``validated_at`` (tz-aware UTC, as in :func:`history_trends`); ``trend`` is its last
+    ``runs`` runs, oldest first; ``current`` is False for a rule its dataset's latest run did
+    not check (a rule since removed or renamed), whose verdict is then only history. Sorted by
+    dataset and rule. Excluded runs are left out.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
@@ -571,7 +585,7 @@ def index_rows(
         latest = rows[-1]
         index.append({
             "dataset": dataset, "rule_id": rule_id, "code": latest["code"], "check_name": latest["check_name"],
-            "severity": latest["severity"], "validated_at": latest["validated_at"], "trend": _points(rows),
+            "severity": latest["severity"], "validated_at": _utc(latest["validated_micros"]), "trend": _points(rows),
             "current": latest["run_id"] == latest["dataset_latest"],
         })
     return index

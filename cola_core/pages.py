@@ -59,19 +59,20 @@ SAMPLE_ROWS = 20
 SAMPLE_CELL_CHARS = 200
 # A page's size is counted as it is served, in UTF-8 bytes of the escaped text: a "€" is three
 # bytes and a '"' six (&quot;). The bytes of one message, and of one name, code, dimension or
-# threshold: a longer one is cut (the results file keeps it whole).
+# threshold, and of the dataset, the pipeline, an Airflow id or the title: a longer one is cut
+# (the results file keeps it whole).
 MESSAGE_BYTES = 1_000
 TEXT_BYTES = 160
 # The sample tables of one page take at most SAMPLE_BUDGET bytes, and only the room the rest of
 # the page leaves under PAGE_BYTES; past that, a result's samples are only counted. The rest of
 # a 50-rule block with 20 runs of trend per rule is at most about 260 KB whatever it holds (130 KB
 # of sparklines, 50 KB of messages, 55 KB of names, codes, dimensions, thresholds and rejection
-# codes, 20 KB of markup), so its page stays under 300 KB.
+# codes, 20 KB of markup, 1 KB of the run's facts and title), so its page stays under 300 KB.
 SAMPLE_BUDGET = 100_000
 PAGE_BYTES = 300_000
 # Lone surrogates (from a JSON "\ud800" escape, say) have no UTF-8 form; the page shows U+FFFD.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_WORST_FIRST = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
+_WORST_FIRST: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1f2328}
@@ -119,11 +120,16 @@ def render_html(
 
     Returns:
         The page. A rule's thresholds are the result's ``thresholds`` and ``baseline``;
-        a message is cut at :data:`MESSAGE_BYTES` and a name, code or dimension at
-        :data:`TEXT_BYTES` (UTF-8, escaped). Each result's samples, when it has some, are a
-        small table (the first :data:`SAMPLE_ROWS`, each cell cut at
-        :data:`SAMPLE_CELL_CHARS` characters), while the page's :data:`SAMPLE_BUDGET` bytes
-        last and the page stays under :data:`PAGE_BYTES`; after that they are only counted.
+        a message is cut at :data:`MESSAGE_BYTES`, and a name, code, dimension, threshold,
+        the dataset, the pipeline, an Airflow id and the title at :data:`TEXT_BYTES` (UTF-8,
+        escaped). Each result's samples, when it has some, are a small table (the first
+        :data:`SAMPLE_ROWS`, each cell cut at :data:`SAMPLE_CELL_CHARS` characters), while the
+        page's :data:`SAMPLE_BUDGET` bytes last and the page stays under :data:`PAGE_BYTES`;
+        after that they are only counted. Times are shown in UTC (a naive datetime is taken
+        as local time, as Python and Spark's ``collect()`` have it). Values of the wrong kind
+        (a ``failed_count`` that is NaN, a sample that is not a mapping, a metric beyond a
+        float's range) are shown as they are rather than refused: this is the page of a run
+        already done.
     """
     verdict = worst_severity(list(results))
     counts = {severity: sum(r.severity == severity for r in results) for severity in SEVERITIES}
@@ -134,7 +140,8 @@ def render_html(
     parts = [
         _head(f"Cola report: {dataset}" if dataset else "Cola report"),
         f"<h1>Cola report {_badge(verdict)}</h1>",
-        "<dl>" + "".join(f"<dt>{_e(name)}</dt><dd>{_e(value)}</dd>" for name, value in facts if value) + "</dl>",
+        "<dl>" + "".join(f"<dt>{name}</dt><dd>{_clip(value, TEXT_BYTES)}</dd>" for name, value in facts if value)
+        + "</dl>",
         f"<p>{len(results)} result{'' if len(results) == 1 else 's'}: "
         f"{counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail</p>",
     ]
@@ -173,17 +180,16 @@ def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola qualit
         title: the page's title.
 
     Returns:
-        The page: the current rules worst first (fail, then warn, then pass; then by dataset
+        The page (a dataset, code, name, rule id or time cut at :data:`TEXT_BYTES`; times in
+        UTC): the current rules worst first (fail, then warn, then pass; then by dataset
         and rule), then, in a table of their own, the rules their dataset's latest run did
         not have (since removed), in the same order. Their latest severity is an old one,
         which must not pass for today's.
     """
-    ordered = sorted(rows, key=lambda row: (
-        _WORST_FIRST.get(row["severity"], len(SEVERITIES)), str(row["dataset"]), str(row["rule_id"])
-    ))
+    ordered = sorted(rows, key=lambda row: (_rank(row["severity"]), str(row["dataset"]), str(row["rule_id"])))
     current = [row for row in ordered if row.get("current", True)]
     former = [row for row in ordered if not row.get("current", True)]
-    parts = [_head(title), f"<h1>{_e(title)}</h1>"]
+    parts = [_head(title), f"<h1>{_clip(title, TEXT_BYTES)}</h1>"]
     if former:
         parts.append(
             f"<p>{_rules(len(ordered))}: {len(current)} in their dataset's latest run, worst first, "
@@ -207,11 +213,13 @@ def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 2
     """Runs oldest first as an inline SVG: one circle per run, coloured by its severity, at
     the height of its metric, joined by a line through the measured ones. A run that measured
     no number, or one that is not finite (``inf``, ``nan``: it has no place on a scale), sits on
-    the mid line outside the line; its tooltip says ``-``, ``inf`` or ``nan``. Empty when there
+    the mid line outside the line; its tooltip says ``-``, ``inf`` or ``nan`` (an int beyond a
+    float's range is drawn as ``inf`` and its tooltip gives its digits; a value that is no number
+    sits on the mid line, its text in the tooltip). Times are shown in UTC. Empty when there
     are no runs."""
     if not points:
         return ""
-    measured = [None if value is None else float(value) for _, value, _ in points]
+    measured = [_scaled(value) for _, value, _ in points]
     finite = [value for value in measured if value is not None and math.isfinite(value)]
     low, high = (min(finite), max(finite)) if finite else (0.0, 0.0)
     pad = 4.0
@@ -220,7 +228,9 @@ def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 2
     def y(value: float | None) -> float:
         if value is None or not math.isfinite(value) or high == low:
             return height / 2
-        return pad + (high - value) / (high - low) * (height - 2 * pad)
+        # Halved first: the span of two floats near their range's ends (-1e308 and 1e308) is
+        # past it; halving is exact, so the places are the same.
+        return pad + (high / 2 - value / 2) / (high / 2 - low / 2) * (height - 2 * pad)
 
     circles = []
     line = []
@@ -229,7 +239,7 @@ def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 2
         if value is not None and math.isfinite(value):
             line.append(f"{cx:.1f},{cy:.1f}")
         shown = "-" if metric is None else format_number(metric)
-        colour = SEVERITY_COLOURS.get(severity, "#59636e")
+        colour = SEVERITY_COLOURS.get(severity, "#59636e") if isinstance(severity, str) else "#59636e"
         circles.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="2.5" fill="{colour}">'
             f"<title>{_e(_time(when))}: {_e(shown)} ({_e(severity)})</title></circle>"
@@ -326,6 +336,25 @@ def _clip(value: Any, limit: int, *, mark: bool = False) -> str:
     return html.escape("".join(kept), quote=True) + ending
 
 
+def _rank(severity: Any) -> int:
+    """Where a severity sorts, worst first; one that is none of ours (or not even hashable,
+    from a hand-built row) after them."""
+    return _WORST_FIRST.get(severity, len(SEVERITIES)) if isinstance(severity, str) else len(SEVERITIES)
+
+
+def _scaled(value: Any) -> float | None:
+    """A metric's place on a sparkline's scale: None for no metric, NaN (off the scale) for a
+    value that is no number, and an infinity for an int beyond a float's range (10**400)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _badge(severity: Any) -> str:
     name = str(severity)
     css = name if name in SEVERITY_COLOURS else ""
@@ -333,15 +362,21 @@ def _badge(severity: Any) -> str:
 
 
 def _time(value: Any) -> str | None:
+    """A time as the pages show it: in UTC, with its zone, so that a run's report, its trend's
+    tooltips and the index agree on any host. A naive datetime is local time, as Python (and
+    Spark's ``collect()``) have it."""
     if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ", timespec="seconds")
+        shown: dt.datetime = value
+        with contextlib.suppress(OverflowError, ValueError, OSError):  # at the calendar's edges: as given
+            shown = value.astimezone(dt.timezone.utc)
+        return shown.isoformat(sep=" ", timespec="seconds")
     return None if value is None else str(value)
 
 
 def _head(title: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{_clip(title, TEXT_BYTES)}</title><style>{_CSS}</style></head><body>"
     )
 
 
@@ -352,9 +387,10 @@ def _rules(count: int) -> str:
 def _index_table(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = [
         "<tr>" + "".join(f"<td>{cell}</td>" for cell in (
-            _badge(row["severity"]), _e(row["dataset"]), f"<code>{_clip(row.get('code'), TEXT_BYTES)}</code>",
-            _clip(row.get("check_name"), TEXT_BYTES), f"<code>{_e(row['rule_id'])}</code>",
-            _e(_time(row.get("validated_at"))), sparkline(row.get("trend") or ()),
+            _badge(row["severity"]), _clip(row["dataset"], TEXT_BYTES),
+            f"<code>{_clip(row.get('code'), TEXT_BYTES)}</code>", _clip(row.get("check_name"), TEXT_BYTES),
+            f"<code>{_clip(row['rule_id'], TEXT_BYTES)}</code>", _clip(_time(row.get("validated_at")), TEXT_BYTES),
+            sparkline(row.get("trend") or ()),
         )) + "</tr>"
         for row in rows
     ]
@@ -364,14 +400,16 @@ def _index_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _thresholds(result: CheckResult) -> str:
-    shown = [f"{_e(name)} {_clip(value, TEXT_BYTES)}" for name, value in (result.thresholds or {}).items()]
+    shown = [
+        f"{_clip(name, TEXT_BYTES)} {_clip(value, TEXT_BYTES)}" for name, value in (result.thresholds or {}).items()
+    ]
     if result.baseline is not None:
         shown.append(f"baseline {_e(format_number(result.baseline))}")
     return "<br>".join(shown)
 
 
 def _split_section(valid_count: int | None, invalid_count: int | None, rejections: Mapping[str, int] | None) -> str:
-    counts = f"<h2>Split</h2><p>{_e(valid_count)} valid rows, {_e(invalid_count)} invalid rows</p>"
+    counts = f"<h2>Split</h2><p>{_row_count(valid_count, 'valid')}, {_row_count(invalid_count, 'invalid')}</p>"
     if rejections is None:
         return counts
     if not rejections:
@@ -389,6 +427,10 @@ def _split_section(valid_count: int | None, invalid_count: int | None, rejection
     )
 
 
+def _row_count(count: int | None, kind: str) -> str:
+    return f"{_e(count)} {kind} row{'' if count == 1 else 's'}"
+
+
 _RESULT_HEADER = ("severity", "code", "name", "dimension", "value", "failed", "threshold", "message", "trend")
 
 
@@ -397,12 +439,20 @@ def _result_row(result: CheckResult, trend: Sequence[TrendPoint]) -> str:
     cells = (
         _badge(result.severity), f"<code>{_clip(result.code, TEXT_BYTES)}</code>",
         _clip(result.check_name, TEXT_BYTES), _clip(result.dimension, TEXT_BYTES), _e(value),
-        str(int(result.failed_count)), _thresholds(result), _clip(result.message, MESSAGE_BYTES, mark=True),
+        _failed(result.failed_count), _thresholds(result), _clip(result.message, MESSAGE_BYTES, mark=True),
         sparkline(trend),
     )
     # Numbers right-aligned; a threshold ("must_be > 2") kept on one line (it is cut at TEXT_BYTES).
     classes = {4: ' class="num"', 5: ' class="num"', 6: ' class="limits"'}
     return "<tr>" + "".join(f"<td{classes.get(index, '')}>{cell}</td>" for index, cell in enumerate(cells)) + "</tr>"
+
+
+def _failed(count: Any) -> str:
+    """``failed_count`` as a whole number; one that is none (NaN, inf, a text) as it is."""
+    try:
+        return str(int(count))
+    except (TypeError, ValueError, OverflowError):
+        return _clip(format_number(count), TEXT_BYTES)
 
 
 def _results_table(rows: Sequence[str], samples: Sequence[str | None]) -> str:
@@ -424,10 +474,14 @@ def _not_shown(count: int) -> str:
 
 def _samples(samples: Sequence[Mapping[str, Any]]) -> str:
     shown = list(samples[:SAMPLE_ROWS])
-    columns = list(dict.fromkeys(key for sample in shown for key in sample))
+    columns = list(dict.fromkeys(key for sample in shown if isinstance(sample, Mapping) for key in sample))
     head = "".join(f"<th>{_e(column)}</th>" for column in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{_e(_cell(sample.get(column)))}</td>" for column in columns) + "</tr>"
+        if isinstance(sample, Mapping)
+        # A sample that is no mapping (a hand-built result's list or text) has no columns: it
+        # is shown whole, across the table.
+        else f'<tr><td colspan="{max(len(columns), 1)}">{_e(_cell(sample))}</td></tr>'
         for sample in shown
     )
     more = len(samples) - len(shown)
@@ -441,5 +495,13 @@ def _samples(samples: Sequence[Mapping[str, Any]]) -> str:
 def _cell(value: Any) -> str:
     if value is None:
         return "NULL"
-    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, default=str, sort_keys=True)
+        except (TypeError, ValueError):
+            # Keys JSON cannot write or sort (a date, keys of mixed types), or a cycle: the
+            # value as Python shows it.
+            text = repr(value)
     return text if len(text) <= SAMPLE_CELL_CHARS else text[:SAMPLE_CELL_CHARS] + "…"

@@ -432,9 +432,10 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         """The parameters that judge the measurement, as the rule wrote them: the
         ``identity_excludes`` but ``baseline`` (a mapping that says where the earlier value
         comes from; the result carries the value itself), then ``tolerance``. ``must_be`` and
-        ``warn`` come first, as a reader looks for them. ``{"must_be": "> 5"}``."""
+        ``warn`` come first, as a reader looks for them, then ``min`` before ``max``, as a range
+        reads; the rest by name. ``{"must_be": "> 5"}``."""
         judging = self.identity_excludes - {"baseline"}
-        first = ("must_be", "warn")
+        first = ("must_be", "warn", "min", "max")
         keys: list[str] = [key for key in first if key in judging] + sorted(judging.difference(first))
         shown = {key: str(self.params[key]) for key in keys if self.params.get(key) is not None}
         if self.tolerance is not None:
@@ -445,9 +446,10 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         """Complete a check's result with what the rule says around it.
 
         Fills in the name, code, dimension and thresholds (:meth:`judging_parameters`) a
-        custom check may leave out, then applies the rule's ``tolerance`` (a failed row rule
-        passes when its share of offending rows meets it) and ``severity`` (a ``warn`` rule
-        that fails is reported as a warn).
+        custom check may leave out (thresholds it gives are kept, each name and value made
+        text: the results file and the XCom carry an object of strings), then applies the
+        rule's ``tolerance`` (a failed row rule passes when its share of offending rows meets
+        it) and ``severity`` (a ``warn`` rule that fails is reported as a warn).
 
         Args:
             rows_in_scope: rows the rule saw; the planner gives it for every rule it measured
@@ -467,6 +469,12 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         judging = self.judging_parameters() if result.thresholds is None else None
         if judging:
             updates["thresholds"] = judging
+        elif result.thresholds is not None:
+            # A custom check's own ({"limit": 5}) as text, in its order: the provider reads the
+            # results file's thresholds as an object of strings, and refuses any other.
+            given = {str(name): str(value) for name, value in result.thresholds.items()}
+            if given != result.thresholds:
+                updates["thresholds"] = given
         if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":
             share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
             within = threshold_of(self.tolerance).accepts(share)

@@ -144,3 +144,28 @@ def test_registering_twice_needs_replace(cola):
     )
     cola.register("no_future_date", NoFutureDateAggregateCheck, replace=True)
     assert cola.parse([{"type": "no_future_date", "column": "c"}])[0].supports_aggregations is True
+
+
+class AtMostCheck(BaseCheck):
+    """A custom check that says its own thresholds, with values (and a key) that are no text."""
+
+    def run(self, df):
+        rows = df.count()
+        limit = self.params["limit"]
+        return CheckResult("at_most", rows <= limit, f"{rows} rows", 0, float(rows),
+                           thresholds={"limit": limit, 2: 0.5, "ok": "as text"})
+
+
+def test_a_custom_checks_own_thresholds_are_kept_in_their_order_as_text(orders):
+    import json
+
+    from cola_core.report import results_text, summarise
+
+    cola = Cola()
+    cola.register("at_most", AtMostCheck)
+    [result] = cola.run(orders, [{"type": "at_most", "limit": 5}])
+    # The provider reads the results file's thresholds as an object of strings (a 5 would be
+    # refused, and the same rule would fail under spark-submit but not in @cola_check).
+    assert list(result.thresholds.items()) == [("limit", "5"), ("2", "0.5"), ("ok", "as text")]
+    written = json.loads(results_text(summarise([result])))
+    assert written["results"][0]["thresholds"] == {"limit": "5", "2": "0.5", "ok": "as text"}

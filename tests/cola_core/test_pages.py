@@ -137,17 +137,19 @@ def test_a_rule_shows_its_thresholds_as_written_whether_it_passed_or_failed(peop
         ("pass", "row_count = 3 meets must_be (> 1)", {"must_be": "> 1", "warn": "> 2"}),
         ("pass", "not_null(email): 2 NULL values (email: 2); 66.6667% of rows, within tolerance (< 90%)",
          {"tolerance": "< 90%"}),
-        ("pass", "row_count = 3 is within bounds (min 1, max 100)", {"max": "100", "min": "1"}),
+        ("pass", "row_count = 3 is within bounds (min 1, max 100)", {"min": "1", "max": "100"}),
         ("warn", "avg(age) = 70.6667 violates warn (< 50)", {"must_be": "< 1000", "warn": "< 50"}),
         ("pass", "row_count = 3 meets must_be (3)", {"must_be": "3"}),
         ("pass", "not_null(id): no NULL values", None),
     ]
-    # must_be and warn first, whatever order the rule wrote them in; the text is the rule's own.
+    # must_be and warn first, then min before max, whatever order the rule wrote them in; the
+    # text is the rule's own.
     assert [list(r.thresholds or ()) for r in results] == [
-        ["must_be", "warn"], ["tolerance"], ["max", "min"], ["must_be", "warn"], ["must_be"], [],
+        ["must_be", "warn"], ["tolerance"], ["min", "max"], ["must_be", "warn"], ["must_be"], [],
     ]
+    assert list(Cola().run(people, [{"type": "row_count", "max": 100, "min": 1}])[0].thresholds or ()) == ["min", "max"]
     assert [re.findall(r"<td[^>]*>(.*?)</td>", row)[6] for row in rows_of(render_html(results))] == [
-        "must_be &gt; 1<br>warn &gt; 2", "tolerance &lt; 90%", "max 100<br>min 1", "must_be &lt; 1000<br>warn &lt; 50",
+        "must_be &gt; 1<br>warn &gt; 2", "tolerance &lt; 90%", "min 1<br>max 100", "must_be &lt; 1000<br>warn &lt; 50",
         "must_be 3", "",
     ]
     changed = CheckResult("avg", True, "m", metric_value=3.0, baseline=2.5, thresholds={"must_be": "change < 50%"})
@@ -165,7 +167,7 @@ def test_a_split_shows_its_counts_and_the_rows_per_rejection_code(people, tmp_pa
                        rejections={"not_null(email)": 2})
     assert "<title>Cola report</title>" in page
     assert (
-        "<h2>Split</h2><p>1 valid rows, 2 invalid rows</p><table><thead><tr><th>rejection code</th>"
+        "<h2>Split</h2><p>1 valid row, 2 invalid rows</p><table><thead><tr><th>rejection code</th>"
         "<th>rows</th></tr></thead><tbody>"
         '<tr><td><code>not_null(email)</code></td><td class="num">2</td></tr></tbody></table>'
         "<p>A row that breaks several rules counts under each of their codes.</p>"
@@ -356,12 +358,13 @@ def test_trends_from_the_history_draw_the_last_runs_of_each_rule(spark, tmp_path
         df = spark.range(size).toDF("id")
         Cola().run(df, rules, history=store, run_info=RunInfo(dataset="orders", run_id=f"r{day}", validated_at=at(day)))
     Cola().run(spark.range(9).toDF("id"), rules[:1], history=store, dataset="other")
-    naive = [at(day).replace(tzinfo=None) for day in (2, 3, 4)]  # the session's time zone is UTC
+    when = [at(day) for day in (2, 3, 4)]  # tz-aware UTC, as written (test_history: on a host in Paris too)
     trends = history_trends(spark, store, "orders", runs=3)
     assert trends == {
-        "volume": [(naive[0], 3.0, "warn"), (naive[1], 4.0, "pass"), (naive[2], 5.0, "pass")],
-        "sql-rule": [(naive[0], None, "pass"), (naive[1], None, "pass"), (naive[2], None, "pass")],
+        "volume": [(when[0], 3.0, "warn"), (when[1], 4.0, "pass"), (when[2], 5.0, "pass")],
+        "sql-rule": [(when[0], None, "pass"), (when[1], None, "pass"), (when[2], None, "pass")],
     }
+    assert {point[0].tzinfo for points in trends.values() for point in points} == {dt.timezone.utc}
     results = Cola().run(spark.range(5).toDF("id"), rules)
     page = render_html(results, trends=trends)
     first, second = rows_of(page)
@@ -398,8 +401,8 @@ def test_the_index_has_one_row_per_dataset_and_rule_worst_first(spark, tmp_path)
         ("b-data", "r2", "warn", "code-r2", "name r2", 2),
         ("c-data", "r1", "fail", "code-r1", "name r1", 1),
     ]
-    assert rows[2]["trend"] == [(at(1).replace(tzinfo=None), 1.0, "fail"), (at(2).replace(tzinfo=None), 2.0, "pass")]
-    assert rows[2]["validated_at"] == at(2).replace(tzinfo=None)
+    assert rows[2]["trend"] == [(at(1), 1.0, "fail"), (at(2), 2.0, "pass")]
+    assert rows[2]["validated_at"] == at(2) and rows[2]["validated_at"].tzinfo == dt.timezone.utc
     page = render_index(rows)
     assert "<title>Cola quality</title>" in page
     assert "<p>5 rules, worst first</p>" in page
@@ -514,3 +517,134 @@ def test_a_page_that_cannot_be_encoded_or_written_leaves_no_partial_file(tmp_pat
     with pytest.raises(KeyboardInterrupt):
         write_page(path, "next")
     assert [(p.name, p.read_text()) for p in tmp_path.iterdir()] == [("report.html", "previous")]
+
+
+def test_the_runs_facts_and_the_title_are_cut_and_counted_so_huge_quoted_facts_stay_under_300_kib():
+    # A '"' is six bytes escaped (&quot;): 5,000 of them are 30 KB a fact, which uncut took a
+    # 50-rule page to 464 KB.
+    quotes = '"' * 5000
+    trends = {f"rule-{number}": [(at(1 + run), float(run), "fail") for run in range(20)] for number in range(50)}
+    samples = [{"id": row, "left": '"' * 300, "right": '"' * 300} for row in range(20)]
+    results = [
+        CheckResult("not_null", False, quotes, 20, code=quotes[:500], check_name=quotes[:500], dimension=quotes[:500],
+                    rule_id=f"rule-{number}", samples=samples, thresholds={quotes[:500]: quotes[:500]})
+        for number in range(50)
+    ]
+    page = render_html(results, dataset=quotes, pipeline=quotes, validated_at=AT, dag_id=quotes, task_id=quotes,
+                       airflow_run_id=quotes, trends=trends, valid_count=0, invalid_count=20,
+                       rejections={f"{quotes[:500]}{number}": 20 for number in range(50)})
+    assert len(page.encode()) < PAGE_BYTES < 300 * 1024
+    # Each fact at TEXT_BYTES (160): 26 quotes of six bytes and the ellipsis's three.
+    assert (TEXT_BYTES - len("…".encode())) // 6 == 26
+    cut = "&quot;" * 26 + "…"
+    assert re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page.split("</dl>", 1)[0]) == [
+        ("dataset", cut), ("pipeline", cut), ("validated at", "2026-05-01 12:30:00+00:00"), ("DAG", cut),
+        ("task", cut), ("Airflow run", cut),
+    ]
+    # The title too: "Cola report: " (13 bytes), then 24 quotes.
+    assert f"<title>Cola report: {'&quot;' * 24}…</title>" in page
+    assert re.findall(r'<td class="limits">(.*?)</td>', page)[0] == f"{cut} {cut}"  # a threshold's name and value
+    assert page.count("<circle") == 50 * 20
+    assert_self_contained(page)
+
+
+def test_the_index_cuts_its_datasets_and_rule_ids_and_its_title():
+    quotes = '"' * 5000
+    page = render_index([{"dataset": quotes, "rule_id": quotes, "code": "c", "check_name": None,
+                          "severity": "pass", "validated_at": quotes, "trend": []}], title=quotes)
+    cut = "&quot;" * 26 + "…"
+    assert f"<title>{cut}</title>" in page and f"<h1>{cut}</h1>" in page
+    assert re.findall(r"<td>(.*?)</td>", rows_of(page)[0]) == [
+        '<span class="sev pass">PASS</span>', cut, "<code>c</code>", "", f"<code>{cut}</code>", cut, "",
+    ]
+    assert len(page.encode()) < 3_000
+
+
+def test_every_time_is_shown_in_utc_with_its_zone(monkeypatch):
+    import time
+
+    summer = dt.timezone(dt.timedelta(hours=2), "CEST")
+    in_paris = dt.datetime(2026, 5, 1, 14, 30, tzinfo=summer)
+    result = CheckResult("row_count", True, "m", 0, 3.0, rule_id="volume")
+    page = render_html([result], validated_at=in_paris, trends={"volume": [(in_paris, 3.0, "pass")]})
+    assert "<dt>validated at</dt><dd>2026-05-01 12:30:00+00:00</dd>" in page
+    assert "<title>2026-05-01 12:30:00+00:00: 3 (pass)</title>" in page
+    index = render_index([{"dataset": "d", "rule_id": "r", "code": "c", "check_name": None, "severity": "pass",
+                           "validated_at": in_paris, "trend": [(in_paris, 3.0, "pass")]}])
+    assert "<td>2026-05-01 12:30:00+00:00</td>" in index
+    assert "<title>2026-05-01 12:30:00+00:00: 3 (pass)</title>" in index
+    # A naive datetime is local time, as Python and Spark's collect() have it: on a host in
+    # Paris, 14:30 is 12:30 UTC.
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        naive = render_html([result], validated_at=dt.datetime(2026, 5, 1, 14, 30),
+                            trends={"volume": [(dt.datetime(2026, 1, 1, 13, 0), 3.0, "pass")]})
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert "<dt>validated at</dt><dd>2026-05-01 12:30:00+00:00</dd>" in naive
+    assert "<title>2026-01-01 12:00:00+00:00: 3 (pass)</title>" in naive  # winter: one hour ahead
+    # A text is shown as it is; at the calendar's edge a datetime is shown as given.
+    assert "<title>yesterday: 3 (pass)</title>" in sparkline([("yesterday", 3.0, "pass")])
+    edge = dt.datetime(1, 1, 1, 0, 30, tzinfo=summer)
+    assert "<title>0001-01-01 00:30:00+02:00: 3 (pass)</title>" in sparkline([(edge, 3.0, "pass")])
+
+
+def test_a_failed_count_that_is_no_whole_number_is_shown_as_it_is():
+    results = [CheckResult("x", False, "m", value) for value in (float("nan"), float("inf"), 2.0, "many")]
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", row)[5] for row in rows_of(render_html(results))] == [
+        "nan", "inf", "2", "many",
+    ]
+
+
+def test_a_sample_with_keys_json_cannot_sort_or_write_shows_them_as_python_does():
+    samples = [{"mixed": {1: "a", "b": 2}, "dates": {dt.date(2026, 5, 1): 1}, 3: "int key", dt.date(2026, 1, 2): "x"}]
+    page = render_html([CheckResult("x", False, "m", 1, samples=samples)])
+    assert (
+        "<thead><tr><th>mixed</th><th>dates</th><th>3</th><th>2026-01-02</th></tr></thead><tbody><tr>"
+        "<td>{1: &#x27;a&#x27;, &#x27;b&#x27;: 2}</td><td>{datetime.date(2026, 5, 1): 1}</td><td>int key</td>"
+        "<td>x</td></tr></tbody>"
+    ) in page
+    assert_self_contained(page)
+
+
+def test_a_sample_that_is_no_mapping_is_shown_whole_across_its_table():
+    samples = [{"id": 1}, ["a", 1], "<b>text</b>", 7]
+    page = render_html([CheckResult("x", False, "m", 4, samples=samples)])
+    assert (
+        '<thead><tr><th>id</th></tr></thead><tbody><tr><td>1</td></tr><tr><td colspan="1">[&quot;a&quot;, 1]</td></tr>'
+        '<tr><td colspan="1">&lt;b&gt;text&lt;/b&gt;</td></tr><tr><td colspan="1">7</td></tr></tbody>'
+    ) in page
+    alone = render_html([CheckResult("x", False, "m", 1, samples=[[1, 2]])])
+    assert '<thead><tr></tr></thead><tbody><tr><td colspan="1">[1, 2]</td></tr></tbody>' in alone
+    assert_self_contained(page)
+
+
+def test_a_sparkline_draws_an_int_beyond_a_floats_range_as_infinite_and_gives_its_digits():
+    points = [(at(1), 10**400, "pass"), (at(2), 1.0, "fail"), (at(3), -(10**400), "warn"), (at(4), 3.0, "pass"),
+              (at(5), "n/a", "pass")]
+    svg = sparkline(points, width=100, height=20)
+    circles = re.findall(r'<circle cx="([^"]+)" cy="([^"]+)" r="2.5" fill="#\w+"><title>[^<]*: ([^<]*) \(', svg)
+    assert circles == [("4.0", "10.0", "1" + "0" * 400), ("27.0", "16.0", "1"), ("50.0", "10.0", "-1" + "0" * 400),
+                       ("73.0", "4.0", "3"), ("96.0", "10.0", "n/a")]
+    assert re.findall(r'<polyline points="([^"]*)"', svg) == ["27.0,16.0 73.0,4.0"]
+    # Floats at both ends of their range: their span is past it, their places are not.
+    ends = sparkline([(at(1), -1.7e308, "pass"), (at(2), 1.7e308, "pass")], width=100, height=20)
+    assert re.findall(r'<circle cx="([^"]+)" cy="([^"]+)"', ends) == [("4.0", "16.0"), ("96.0", "4.0")]
+
+
+def test_the_index_takes_a_severity_that_is_not_even_hashable():
+    rows = [
+        {"dataset": "d", "rule_id": "odd", "code": "c", "check_name": None, "severity": ["fail"], "validated_at": None,
+         "trend": [(at(1), 1.0, ["fail"])]},
+        {"dataset": "d", "rule_id": "ok", "code": "c", "check_name": None, "severity": "pass", "validated_at": None,
+         "trend": []},
+    ]
+    page = render_index(rows)
+    badges = [re.findall(r"<td>(.*?)</td>", row)[0] for row in rows_of(page)]
+    # Known severities first; the odd one after them, shown as text, with no colour of ours.
+    assert badges == ['<span class="sev pass">PASS</span>', '<span class="sev ">[&#x27;FAIL&#x27;]</span>']
+    assert '<circle cx="4.0" cy="12.0" r="2.5" fill="#59636e"><title>2026-05-01 12:00:00+00:00: 1 ' \
+           "([&#x27;fail&#x27;])</title></circle>" in page
+    assert_self_contained(page)

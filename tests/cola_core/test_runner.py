@@ -139,7 +139,7 @@ def test_the_report_page_shows_the_runs_validated_at_as_its_history_rows_carry_i
     assert [row.at for row in stored.collect()] == [shown.removesuffix("+00:00")] * len(RULES)
     assert "<dt>dataset</dt><dd>orders</dd>" in page
     assert (
-        '<h2>Split</h2><p>1 valid rows, 2 invalid rows</p><table><thead><tr><th>rejection code</th><th>rows</th>'
+        '<h2>Split</h2><p>1 valid row, 2 invalid rows</p><table><thead><tr><th>rejection code</th><th>rows</th>'
         '</tr></thead><tbody><tr><td><code>AMOUNT_NEGATIVE</code></td><td class="num">1</td></tr>'
         '<tr><td><code>not_null(email)</code></td><td class="num">1</td></tr></tbody></table>'
     ) in page
