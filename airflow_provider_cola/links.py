@@ -1,13 +1,16 @@
 """The HTML report of a task: its path checked, its XCom, and the "Cola report" extra link.
 
-A task given ``html_report`` pushes the absolute path of the page it wrote under the XCom key
-:data:`REPORT_XCOM_KEY`. The link points to the provider's plugin (``airflow_provider_cola.plugin``),
-which serves that file, and only that file, at
+A task given ``html_report`` pushes ``{"path": <absolute path>, "sha256": <hex digest>}`` of the
+page it wrote under the XCom key :data:`REPORT_XCOM_KEY`. The link points to the provider's plugin
+(``airflow_provider_cola.plugin``), which serves that file, and only that file, and only while its
+bytes are still the ones the task wrote, at
 ``/cola/report?dag_id=<dag_id>&run_id=<run_id>&task_id=<task_id>&map_index=<map_index>``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -28,9 +31,11 @@ if TYPE_CHECKING:
     from cola_core.runner import JobOutcome
 
 __all__ = [
-    "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_url",
-    "url_prefix", "write_report",
+    "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_record",
+    "report_url", "url_prefix", "write_report",
 ]
+
+log = logging.getLogger(__name__)
 
 REPORT_XCOM_KEY = "cola_report"
 # Where the plugin's app is mounted in the API server.
@@ -69,11 +74,39 @@ def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOut
     write_page(path, report_page(spark, spec, outcome))
 
 
+def report_record(path: Path) -> dict[str, str]:
+    """What :func:`push_report` records of the page at ``path``: its absolute path and the
+    SHA-256 of its bytes (lowercase hex).
+
+    The digest ties the record to this page: the plugin serves the file only while it hashes to
+    it, so a path another run wrote since, or a path a task recorded that names another DAG's
+    report, is not served as this task instance's page.
+
+    Raises:
+        OSError: the page cannot be read.
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as page:
+        for chunk in iter(lambda: page.read(1 << 20), b""):
+            digest.update(chunk)
+    return {"path": str(path.absolute()), "sha256": digest.hexdigest()}
+
+
 def push_report(context: Mapping[str, Any], path: Path | None) -> None:
-    """Push the page's path under :data:`REPORT_XCOM_KEY` when the run wrote it (the link and
-    the plugin read it); nothing otherwise."""
-    if path is not None and path.is_file():
-        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=str(path))
+    """Push :func:`report_record` of the page under :data:`REPORT_XCOM_KEY` when the run wrote
+    it (the link and the plugin read it); nothing otherwise.
+
+    A page written but not readable back pushes nothing and logs a warning, as a page that
+    cannot be written does: the check's result stands, only its link is missing.
+    """
+    if path is None or not path.is_file():
+        return
+    try:
+        record = report_record(path)
+    except OSError as error:
+        log.warning("The Cola report %s was written but cannot be read back, so it has no link: %s", path, error)
+        return
+    context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=record)
 
 
 def url_prefix() -> str:
@@ -97,8 +130,9 @@ def report_url(dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> s
 class ColaReportLink(BaseOperatorLink):
     """ "Cola report": the task instance's HTML report, served by the provider's plugin.
 
-    Empty (no link) when the task wrote no report: no ``html_report``, or a run that stopped
-    before writing it. Each instance of a mapped task has its own (its ``map_index``).
+    Empty (no link) when the task recorded no report (:func:`report_record`): no
+    ``html_report``, or a run that stopped before writing it. Each instance of a mapped task has
+    its own (its ``map_index``).
     """
 
     name = "Cola report"
@@ -106,6 +140,8 @@ class ColaReportLink(BaseOperatorLink):
     def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
         from airflow.sdk.execution_time.xcom import XCom
 
-        if not XCom.get_value(ti_key=ti_key, key=REPORT_XCOM_KEY):
+        recorded = XCom.get_value(ti_key=ti_key, key=REPORT_XCOM_KEY)
+        # Anything but a record (a bare path of an older provider) the plugin would not serve.
+        if not isinstance(recorded, dict) or not recorded.get("path"):
             return ""
         return report_url(ti_key.dag_id, ti_key.run_id, ti_key.task_id, ti_key.map_index)

@@ -4,33 +4,40 @@ Registered through the ``airflow.plugins`` entry point. It mounts a small FastAP
 ``/cola`` (``fastapi_apps``) and adds "Cola quality" to the navigation (``external_views``):
 
 - ``/cola/report?dag_id=..&run_id=..&task_id=..&map_index=..``: the page that task instance
-  wrote, as recorded in its XCom ``cola_report`` (the "Cola report" extra link points here),
-  to a user who may read that DAG. Only a recorded path is ever served, and only a regular
-  ``.html`` file below ``[cola] reports_folder`` reached through no symlink; anything else is
-  a 404 that says why.
+  wrote, as recorded in its XCom ``cola_report`` (``{"path": .., "sha256": ..}``, the "Cola
+  report" extra link points here), to a user who may read that DAG's XComs. Only a recorded
+  path is ever served, only a regular ``.html`` file below ``[cola] reports_folder`` reached
+  through no symlink, with one hard link and at most :data:`MAX_REPORT_BYTES`, and only while
+  its bytes hash to the recorded SHA-256; anything else is a 404 that says why.
 - ``/cola/``: to an authenticated user. With ``[cola] history_store`` set (a path, or a JSON
   output spec, as ``cola history --history`` takes it), the index of that history store
-  (``cola_core.pages.render_index``), to a user who may read every DAG (the store holds
-  them all), rendered at most every ``[cola] index_cache_seconds``; without it, the latest
-  reports recorded in XCom of the DAGs that user may read.
+  (``cola_core.pages.render_index``), to a user who may read every DAG of the metadata DB and
+  its XComs (the store holds them all), rendered at most every ``[cola] index_cache_seconds``;
+  without it, the latest reports recorded in XCom of the DAGs whose XComs that user may read.
 
 Airflow authenticates its own API with a router dependency that a mounted app does not
 inherit, so every route here authenticates the caller itself, with Airflow's own
 ``get_user`` (the UI's ``_token`` cookie, or an ``Authorization: Bearer`` token) and the
 configured auth manager. Every response carries :data:`SECURITY_HEADERS`: a report is a file a
-task wrote, and it must not run a script on the API server's origin.
+task wrote, and it must not run a script on the API server's origin. Errors are HTML pages that
+say why (a request without its query parameters too: a 400, not FastAPI's JSON echoing them).
 
 The index over a history store is a Spark query (``cola_core.history.index_rows``), as in
 ``cola history html``: the store can be any output Cola writes (a table as well as a parquet
-folder), and the index is then the one the command line gives. A local Spark session
-(``local[1]``) is started in the API server on the first request to the index, and kept.
+folder), and the index is then the one the command line gives. Each API server worker process
+starts a local Spark session of its own (``local[1]``) on its first request to the index, and
+keeps it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
+import logging
 import os
+import re
 import stat
+import sys
 import threading
 import time
 from argparse import Namespace
@@ -39,6 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -46,13 +54,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from airflow_provider_cola.links import REPORT_XCOM_KEY, URL_PREFIX, report_url
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
     from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_INDEX_CACHE_SECONDS", "LATEST_REPORTS", "SECURITY_HEADERS", "ColaPlugin", "create_app"]
+__all__ = [
+    "DEFAULT_INDEX_CACHE_SECONDS", "LATEST_REPORTS", "MAX_REPORT_BYTES", "SECURITY_HEADERS", "ColaPlugin",
+    "create_app",
+]
+
+log = logging.getLogger(__name__)
 
 # How many reports the index lists without a history store, newest first.
 LATEST_REPORTS = 50
+# The largest report served: a page is read whole into memory to be hashed, and Cola's own pages
+# stay near cola_core.pages.PAGE_BYTES (300 kB), so a bigger file is not one of them.
+MAX_REPORT_BYTES = 10_000_000
 # How long a rendered index of the history store is served before it is queried again.
 DEFAULT_INDEX_CACHE_SECONDS = 60
 # On every response: the pages are self-contained (inline CSS and SVG, no script), so nothing
@@ -102,7 +120,8 @@ class _StoreUnreadable(Exception):
 
 
 def _index_spark() -> SparkSession:
-    """The API server's one local Spark session for the index, started on first use.
+    """This process's local Spark session for the index, started on first use (each API
+    server worker process has its own).
 
     Asked for again on each query rather than kept: ``getOrCreate`` gives the running session,
     and a new one if something else in the process stopped it.
@@ -119,7 +138,8 @@ def _store_index(store: str, cache_seconds: int) -> str:
     it was rendered less than ``cache_seconds`` ago.
 
     Raises:
-        _StoreUnreadable: the setting is not a history store spec, or the store cannot be read.
+        _StoreUnreadable: the setting is not a history store spec, the store cannot be read, or
+            the index cannot be built at all (no Java, a Py4J error: the traceback is logged).
     """
     from cola_core.errors import ColaError
     from cola_core.history import index_rows
@@ -139,6 +159,13 @@ def _store_index(store: str, cache_seconds: int) -> str:
             if reason.startswith("--history"):
                 reason = "[cola] history_store" + reason.removeprefix("--history")
             raise _StoreUnreadable(reason) from error
+        except Exception as error:
+            # Not one of Cola's own errors (Spark cannot start, the JVM went away): the page
+            # gives its first line, the API server's log the whole of it.
+            log.exception("The Cola index of the history store %s cannot be built", store)
+            first = (str(error).strip().splitlines() or [""])[0]
+            reason = f"{type(error).__name__}: {first}" if first else type(error).__name__
+            raise _StoreUnreadable(f"the index of the history store cannot be built: {reason}") from error
         _index_pages[store] = (time.monotonic(), page)
         return page
 
@@ -180,88 +207,244 @@ def _reports_folder() -> Path:
     return folder
 
 
-def _servable(recorded: Any, folder: Path) -> Path:
-    """The recorded page, when it is a regular ``.html`` file below ``folder`` whose path goes
-    through no symlink: a symlink a task left there could name any file the API server reads.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _recorded_page(recorded: Any) -> tuple[str, str]:
+    """The path and the SHA-256 of a record ``links.push_report`` pushed.
+
+    Nothing else is taken: without the digest, a path names whatever is there now, which may be
+    another run's page (the same path reused) or another DAG's (a task can record any path).
+
+    Raises:
+        HTTPException: 404, saying why it is not such a record.
+    """
+    if recorded is None:
+        raise HTTPException(status_code=404, detail="this task instance recorded no Cola report")
+    if isinstance(recorded, str):
+        raise HTTPException(
+            status_code=404,
+            detail="this task instance recorded its Cola report as a bare path, as older versions of the "
+            "provider did: without the page's SHA-256 it is not served (run the task again)",
+        )
+    if (
+        not isinstance(recorded, dict) or set(recorded) != {"path", "sha256"}
+        or not isinstance(recorded["sha256"], str) or not _SHA256.fullmatch(recorded["sha256"])
+    ):
+        raise HTTPException(
+            status_code=404, detail="the recorded Cola report is not a path and the SHA-256 of the page"
+        )
+    path = recorded["path"]
+    if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".html"):
+        raise HTTPException(status_code=404, detail="the recorded Cola report is not the absolute path of a .html file")
+    if "\x00" in path:  # resolve() and open() refuse it with a ValueError, not an OSError
+        raise HTTPException(status_code=404, detail="the recorded Cola report's path holds a NUL character")
+    return path, recorded["sha256"]
+
+
+def _servable(recorded: str, folder: Path) -> tuple[Path, os.stat_result]:
+    """The recorded page and its ``lstat``, when it is a regular ``.html`` file below ``folder``
+    whose path goes through no symlink: a symlink a task left there could name any file the
+    API server reads.
 
     Raises:
         HTTPException: 404, saying which of those it is not.
     """
-    if recorded is None:
-        raise HTTPException(status_code=404, detail="this task instance recorded no Cola report")
-    if not isinstance(recorded, str) or not os.path.isabs(recorded) or not recorded.endswith(".html"):
-        raise HTTPException(status_code=404, detail="the recorded Cola report is not the absolute path of a .html file")
     written = Path(os.path.abspath(recorded))
     if not written.is_relative_to(folder):
         raise HTTPException(status_code=404, detail="the recorded Cola report is not below [cola] reports_folder")
     try:
         resolved = written.resolve(strict=True)
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, ValueError) as error:
         raise HTTPException(status_code=404, detail="the recorded Cola report does not exist") from error
     if resolved != written:
         raise HTTPException(status_code=404, detail="the recorded Cola report's path goes through a symlink")
-    if not stat.S_ISREG(resolved.lstat().st_mode):
+    checked = resolved.lstat()
+    if not stat.S_ISREG(checked.st_mode):
         raise HTTPException(status_code=404, detail="the recorded Cola report is not a regular file")
-    return resolved
+    return resolved, checked
 
 
-def _read_page(path: Path) -> bytes:
-    """The page's bytes, read without following a symlink put there since it was checked.
+def _opened_path(descriptor: int) -> str | None:
+    """The real path of the file ``descriptor`` is open on, where the system tells it (Linux's
+    ``/proc/self/fd``); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    link = f"/proc/self/fd/{descriptor}"
+    return os.path.realpath(link) if os.path.islink(link) else None
+
+
+def _read_page(path: Path, checked: os.stat_result, sha256: str) -> bytes:
+    """The page's bytes, when the file opened is the one checked and they hash to ``sha256``.
+
+    ``O_NOFOLLOW`` refuses a symlink put in the page's place since it was checked, but not one
+    put in place of a folder above it: the open file is then compared with the checked path
+    (on Linux, its real path) and with the checked file (device and inode).
 
     Raises:
-        HTTPException: 404, it is no longer a regular file there.
+        HTTPException: 404, it is no longer that regular file, it has another hard link (it can
+            then be a file from anywhere on the file system), it is larger than
+            :data:`MAX_REPORT_BYTES`, or its bytes are not the ones the task recorded.
     """
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as error:
         raise HTTPException(status_code=404, detail="the recorded Cola report cannot be read") from error
     with os.fdopen(descriptor, "rb") as page:
-        if not stat.S_ISREG(os.fstat(page.fileno()).st_mode):
+        opened = os.fstat(page.fileno())
+        if not stat.S_ISREG(opened.st_mode):
             raise HTTPException(status_code=404, detail="the recorded Cola report is not a regular file")
-        return page.read()
+        real = _opened_path(page.fileno())
+        if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino) or real not in (None, str(path)):
+            raise HTTPException(status_code=404, detail="the recorded Cola report was replaced while it was read")
+        if opened.st_nlink > 1:
+            raise HTTPException(
+                status_code=404, detail="the recorded Cola report has more than one hard link, so it is not served"
+            )
+        if opened.st_size > MAX_REPORT_BYTES:
+            raise HTTPException(
+                status_code=404,
+                detail=f"the recorded Cola report is larger than {MAX_REPORT_BYTES:,} bytes, the most served",
+            )
+        # One byte more than the cap: a file grown since fstat is refused, not read on.
+        content = page.read(MAX_REPORT_BYTES + 1)
+    if len(content) > MAX_REPORT_BYTES or hashlib.sha256(content).hexdigest() != sha256:
+        raise HTTPException(
+            status_code=404, detail="the report at that path has changed since this task instance wrote it"
+        )
+    return content
 
 
 def _latest_reports(limit: int, dag_ids: set[str]) -> list[dict[str, Any]]:
     """The latest task instances of ``dag_ids`` that recorded a report, newest first, with
-    their severity."""
+    their severity.
+
+    Only records the plugin serves are listed (not the bare paths older versions pushed), so
+    the rows are read a page of ``limit`` at a time until ``limit`` of them are found.
+    """
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
     rows: list[dict[str, Any]] = []
     with create_session() as session:
-        reports = session.scalars(
+        query = (
             select(XComModel)
             .where(XComModel.key == REPORT_XCOM_KEY, XComModel.dag_id.in_(dag_ids))
-            .order_by(XComModel.timestamp.desc())
-            .limit(limit)
-        ).all()
-        for report in reports:
-            summary = session.scalars(
-                XComModel.get_many(run_id=report.run_id, dag_ids=report.dag_id, task_ids=report.task_id,
-                                   map_indexes=report.map_index, key="return_value", limit=1)
-            ).first()
-            value = None if summary is None else XComModel.deserialize_value(summary)
-            mapped = f" [{report.map_index}]" if report.map_index >= 0 else ""
-            rows.append({
-                "dag_id": report.dag_id, "run_id": report.run_id, "task": f"{report.task_id}{mapped}",
-                "severity": value.get("severity") if isinstance(value, dict) else None,
-                "url": report_url(report.dag_id, report.run_id, report.task_id, report.map_index),
-            })
+            .order_by(XComModel.timestamp.desc(), XComModel.dag_run_id, XComModel.task_id, XComModel.map_index)
+        )
+        offset = 0
+        while len(rows) < limit:
+            page = session.scalars(query.offset(offset).limit(limit)).all()
+            offset += limit
+            for report in page:
+                if len(rows) < limit and _is_record(XComModel.deserialize_value(report)):
+                    rows.append(_latest_row(session, report))
+            if len(page) < limit:
+                break
     return rows
 
 
-def _may_read_dags(user: BaseUser, dag_id: str | None) -> bool:
-    """Whether ``user`` may read the XComs of ``dag_id`` (of every DAG, when None), as Airflow's
-    own XCom endpoints ask the auth manager."""
+def _is_record(recorded: Any) -> bool:
+    """Whether ``recorded`` is a record ``links.push_report`` pushes (a path and its SHA-256)."""
+    try:
+        _recorded_page(recorded)
+    except HTTPException:
+        return False
+    return True
+
+
+def _latest_row(session: Any, report: Any) -> dict[str, Any]:
+    """The index row of one ``cola_report`` XCom: its task instance, the severity its
+    ``return_value`` gives, and the link."""
+    from airflow.models.xcom import XComModel
+
+    summary = session.scalars(
+        XComModel.get_many(run_id=report.run_id, dag_ids=report.dag_id, task_ids=report.task_id,
+                           map_indexes=report.map_index, key="return_value", limit=1)
+    ).first()
+    value = None if summary is None else XComModel.deserialize_value(summary)
+    mapped = f" [{report.map_index}]" if report.map_index >= 0 else ""
+    return {
+        "dag_id": report.dag_id, "run_id": report.run_id, "task": f"{report.task_id}{mapped}",
+        "severity": value.get("severity") if isinstance(value, dict) else None,
+        "url": report_url(report.dag_id, report.run_id, report.task_id, report.map_index),
+    }
+
+
+def _xcoms_readable(user: BaseUser, dag_ids: set[str]) -> set[str]:
+    """The DAGs of ``dag_ids`` whose XComs ``user`` may read, as Airflow's own XCom endpoints
+    ask the auth manager (each DAG with its team, in multi-team mode)."""
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
     from airflow.models.dag import DagModel
 
-    details = None if dag_id is None else DagDetails(id=dag_id, team_name=DagModel.get_team_name(dag_id))
-    return get_auth_manager().is_authorized_dag(
-        method="GET", access_entity=DagAccessEntity.XCOM, details=details, user=user
-    )
+    auth_manager = get_auth_manager()
+    teams = DagModel.get_dag_id_to_team_name_mapping(list(dag_ids)) if dag_ids else {}
+    return {
+        dag_id for dag_id in dag_ids
+        if auth_manager.is_authorized_dag(
+            method="GET", access_entity=DagAccessEntity.XCOM,
+            details=DagDetails(id=dag_id, team_name=teams.get(dag_id)), user=user,
+        )
+    }
+
+
+def _may_read_every_dag(user: BaseUser) -> bool:
+    """Whether ``user`` may read every DAG of the metadata DB and the XComs of each.
+
+    Asked DAG by DAG: the auth manager's answer for no DAG in particular (``details`` None) is
+    not "every DAG" in all of them (FAB's checks only the XComs permission, not the DAGs'). That
+    answer is still asked first, so that an empty metadata DB does not open the index to all.
+    """
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    auth_manager = get_auth_manager()
+    if not auth_manager.is_authorized_dag(method="GET", access_entity=DagAccessEntity.XCOM, user=user):
+        return False
+    with create_session() as session:
+        every = set(session.scalars(select(DagModel.dag_id)).all())
+    if not every <= auth_manager.get_authorized_dag_ids(user=user, method="GET"):
+        return False
+    return _xcoms_readable(user, every) == every
+
+
+def _dags_with_reports(dag_ids: set[str]) -> set[str]:
+    """The DAGs of ``dag_ids`` with a ``cola_report`` XCom: the only ones whose XCom access the
+    latest reports need to ask about."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    if not dag_ids:
+        return set()
+    with create_session() as session:
+        return set(session.scalars(
+            select(XComModel.dag_id).where(XComModel.key == REPORT_XCOM_KEY, XComModel.dag_id.in_(dag_ids)).distinct()
+        ).all())
+
+
+def _error_response(status: int, reason: str, headers: Mapping[str, str] | None = None) -> HTMLResponse:
+    """The HTML page of an error: its status and the one line that says why."""
+    page = _ERROR_PAGE.format(status=status, style=_STYLE, reason=html.escape(reason))
+    return HTMLResponse(page, status_code=status, headers=headers)
+
+
+def _invalid_parameters(error: RequestValidationError) -> str:
+    """Which query parameters are missing or invalid, without the values given: FastAPI's own
+    answer (a 422 in JSON) echoes them back."""
+    reasons = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem.get("loc", ())[1:]) or "the request"
+        if problem.get("type") == "missing":
+            reasons.append(f"the query parameter {name} is missing")
+        else:
+            reasons.append(f"the query parameter {name} is not valid: {problem.get('msg', 'invalid')}")
+    return "; ".join(reasons) or "the request is not valid"
 
 
 _bearer = HTTPBearer(auto_error=False)
@@ -300,16 +483,20 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def error_page(request: Request, error: StarletteHTTPException) -> HTMLResponse:
-        page = _ERROR_PAGE.format(status=error.status_code, style=_STYLE, reason=html.escape(str(error.detail)))
-        return HTMLResponse(page, status_code=error.status_code, headers=error.headers)
+        return _error_response(error.status_code, str(error.detail), error.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> HTMLResponse:
+        return _error_response(400, _invalid_parameters(error))
 
     @app.get("/report", response_class=HTMLResponse)
     def report(user: _Caller, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> HTMLResponse:
-        if not _may_read_dags(user, dag_id):
+        if dag_id not in _xcoms_readable(user, {dag_id}):
             raise HTTPException(status_code=403, detail="Forbidden")
         folder = _reports_folder()
-        path = _servable(_recorded_report(dag_id, run_id, task_id, map_index), folder)
-        return HTMLResponse(_read_page(path))
+        recorded, sha256 = _recorded_page(_recorded_report(dag_id, run_id, task_id, map_index))
+        path, checked = _servable(recorded, folder)
+        return HTMLResponse(_read_page(path, checked, sha256))
 
     @app.get("/", response_class=HTMLResponse)
     def index(user: _Caller) -> HTMLResponse:
@@ -319,9 +506,10 @@ def create_app() -> FastAPI:
 
         store = conf.get("cola", "history_store", fallback=None)
         if store:
-            if not _may_read_dags(user, None):
+            if not _may_read_every_dag(user):
                 raise HTTPException(
-                    status_code=403, detail="the index of the history store is for users who may read every DAG"
+                    status_code=403,
+                    detail="the index of the history store is for users who may read every DAG and its XComs",
                 )
             try:
                 cache_seconds = conf.getint("cola", "index_cache_seconds", fallback=DEFAULT_INDEX_CACHE_SECONDS)
@@ -335,7 +523,10 @@ def create_app() -> FastAPI:
                 raise HTTPException(status_code=503, detail=str(error)) from error
         from jinja2 import Environment
 
-        readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
+        # The list shows each task's XComs (its record, the severity its return_value gives):
+        # only those of the DAGs the user may read the XComs of, not every DAG they may read.
+        readable = _dags_with_reports(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+        readable = _xcoms_readable(user, readable)
         template = Environment(autoescape=True).from_string(_LATEST_TEMPLATE)
         return HTMLResponse(template.render(rows=_latest_reports(LATEST_REPORTS, readable)))
 

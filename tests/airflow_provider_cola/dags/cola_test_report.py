@@ -1,6 +1,9 @@
 """The HTML report from Airflow: a decorated check writes a page (with a history, so with trends),
 pushes its path and gets the "Cola report" link; a check operator without html_report writes
-none. Run by test_report_plugin.py (cola_test_report_operator has the operator writing one)."""
+none. Run by test_report_plugin.py (cola_test_report_operator has the operator writing one).
+
+Every run writes the same page (no run id in its path), so that the tests see a later run's page
+refused as an earlier run's report."""
 
 from __future__ import annotations
 

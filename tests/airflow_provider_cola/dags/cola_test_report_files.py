@@ -1,13 +1,15 @@
-"""A task that records the report path its run's conf names (nothing when it is empty), without
-Spark: the plugin's tests point ``cola_report`` at files it must and must not serve. Run by
-test_report_plugin.py."""
+"""A task that records the report its run's conf names (nothing when it is empty), without
+Spark, as ``links.push_report`` records one: the plugin's tests then point ``cola_report`` at
+files it must and must not serve. Run by test_report_plugin.py."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pendulum
 from airflow.sdk import DAG, task
 
-from airflow_provider_cola.links import REPORT_XCOM_KEY
+from airflow_provider_cola.links import push_report
 
 with DAG(
     dag_id="cola_test_report_files",
@@ -21,6 +23,6 @@ with DAG(
     @task
     def recorded(params=None, ti=None):
         if params["report"]:
-            ti.xcom_push(key=REPORT_XCOM_KEY, value=params["report"])
+            push_report({"ti": ti}, Path(params["report"]))
 
     recorded()
