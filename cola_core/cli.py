@@ -149,14 +149,15 @@ def _write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, 
 
     The run is finished by then (its outputs published, its history appended): refusing it
     now would make it look undone, and a caller that retries on a refusal or a crash would
-    run it again and append its history twice. So a page that cannot be written is a
-    warning, and the exit status and the results file are the run's. The stale page was
+    run it again and append its history twice. So a page that cannot be built or written, for
+    whatever reason (a history store that cannot be read for the trends, a bug in the page),
+    is a warning, and the exit status and the results file are the run's. The stale page was
     removed before the run, so no page is left that passes for this run's.
     """
     try:
         write_page(path, report_page(spark, spec, outcome))
-    except ColaError as error:
-        print(f"cola: warning: the HTML report was not written: {error}", file=sys.stderr, flush=True)
+    except Exception as error:
+        print(f"cola: warning: the HTML report was not written: {first_line(error)}", file=sys.stderr, flush=True)
 
 
 def _local_results_path(text: str) -> Path:

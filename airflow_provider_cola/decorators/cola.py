@@ -32,6 +32,7 @@ from airflow_provider_cola._rules import RuleBlock, dag_folder, history_job_fiel
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.errors import ColaConfigError
 from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
+from cola_core._spark_errors import first_line
 from cola_core.errors import ColaError
 from cola_core.job import JobSpec
 
@@ -180,13 +181,15 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         """Write the run's HTML report, or warn and push none.
 
         The run is finished (its outputs published, its history appended): a page that cannot
-        be written is a warning, as for ``cola --html``. Failing the task would have it
-        retried, and the retry would append a second history row for the same run.
+        be built or written, whatever the reason (a history store that cannot be read for the
+        trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
+        would have it retried, and the retry would append a second history row for the same
+        run. A timeout or a kill (BaseExceptions in Airflow) still stops the task.
         """
         try:
             write_report(page, spark, spec, outcome)
-        except ColaError as error:
-            self.log.warning("The HTML report was not written: %s", error)
+        except Exception as error:
+            self.log.warning("The HTML report was not written: %s", first_line(error))
             self._page = None  # so that execute() pushes no cola_report
 
     def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:

@@ -386,13 +386,15 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         """Write the run's HTML report; whether it was written.
 
         The run is finished (its outputs published, its history appended): a page that cannot
-        be written is a warning, as for ``cola --html``. Failing the task would have it
-        retried, and the retry would append a second history row for the same run.
+        be built or written, whatever the reason (a history store that cannot be read for the
+        trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
+        would have it retried, and the retry would append a second history row for the same
+        run. A timeout or a kill (BaseExceptions in Airflow) still stops the task.
         """
         try:
             write_report(page, spark, spec, outcome)
-        except ColaError as error:
-            self.log.warning("The HTML report was not written: %s", error)
+        except Exception as error:
+            self.log.warning("The HTML report was not written: %s", first_line(error))
             return False
         return True
 

@@ -308,27 +308,51 @@ def test_both_outputs_make_a_split_job(airflow_home):
     assert check._job_spec(block, check._job_outputs()) == JobSpec(command="check", rules=tuple(rules))
 
 
-def test_a_page_that_cannot_be_written_is_a_warning_and_pushes_no_report(run_dag, tmp_path, monkeypatch):
-    """The run is done (its history appended) when the page is written: failing the task then
-    would have it retried, and the retry would append the same run twice."""
+def broken_history_file(store: Path) -> Path:
+    """A history store holding one file whose footer (the schema) reads but whose data does not,
+    as tests/cola_core/test_cli.py makes one: the run checks the store's columns and appends to
+    it, and only the trend query, when the page is built, reads the rows and fails."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cola_core.history import HISTORY_SCHEMA
+
+    types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
+             "timestamp": pa.timestamp("us", tz="UTC")}
+    schema = pa.schema([pa.field(name, types[kind]) for name, kind in
+                        (column.split() for column in HISTORY_SCHEMA.split(","))])
+    row = {name: None for name in schema.names}
+    row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
+               validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    store.mkdir(parents=True)
+    path = store / "part-broken.parquet"
+    # No statistics: no filter on the dataset can skip the file unread.
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), path, compression="none", write_statistics=False)
+    data = bytearray(path.read_bytes())
+    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer_start] = b"\xff" * (footer_start - 4)  # the pages, between the magic and the footer
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_page_that_cannot_be_built_is_a_warning_and_pushes_no_report(run_dag, tmp_path):
+    """The run is done (its history appended) when the page is built: failing the task then
+    would have it retried, and the retry would append the same run twice. Whatever the error:
+    here a Spark one, for real, from a history store with a file that cannot be read (the run
+    appends to the store without reading its rows; the page's trends query reads them all)."""
     from airflow.models import DagRun
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
-    import cola_core.pages
-    from cola_core.errors import ColaOutputError
-
     page = tmp_path / "decorated.html"
-    reason = f"cannot write the page {str(page)!r}: [Errno 28] No space left on device"
-
-    # A monkeypatch, not a real failure: in this DAG the page goes beside the history store,
-    # in a folder the task checks is writable before the run, and nothing the run does can
-    # make it unwritable afterwards (test_cli causes one for real, through a split's output).
-    def full_disk(path, text):
-        raise ColaOutputError(reason)
-
-    monkeypatch.setattr(cola_core.pages, "write_page", full_disk)
+    broken = broken_history_file(tmp_path / "history")
+    reason = (
+        "org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+        f"file://{broken}.  SQLSTATE: KD001"
+    )
     outcome = run_dag("cola_test_report", "2024-01-03", {"out": str(tmp_path)})
 
     assert outcome.states["decorated_orders"] == "success"
@@ -347,9 +371,10 @@ def test_a_page_that_cannot_be_written_is_a_warning_and_pushes_no_report(run_dag
             )
         ).all()
     assert "cola_report" not in keys and "return_value" in keys
-    # One run of the three rules in the history: the task ran once.
+    # One run of the three rules in the history (beside the broken file): the task ran once.
     import pyarrow.parquet as pq
 
+    broken.unlink()
     history = pq.read_table(str(tmp_path / "history"), columns=["run_id", "rule_id"]).to_pylist()
     assert sorted(row["rule_id"] for row in history) == ["orders.keys", "orders.unique", "orders.volume"]
     assert len({row["run_id"] for row in history}) == 1

@@ -611,3 +611,50 @@ def test_a_page_that_cannot_be_written_after_the_run_is_a_warning(spark, tmp_pat
     summary = json.loads(results.read_text())
     assert (summary["severity"], summary["valid_count"], summary["invalid_count"]) == ("fail", 2, 4)
     assert (valid / "_SUCCESS").is_file() and not page_path.exists()
+
+
+def broken_history_file(store: Path) -> Path:
+    """A history store holding one file whose footer (the schema) reads but whose data does not:
+    the run checks the store's columns and appends to it, and only the trend query, when the
+    page is built, reads the rows and fails (a SparkException, no ColaError)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cola_core.history import HISTORY_SCHEMA
+
+    types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
+             "timestamp": pa.timestamp("us", tz="UTC")}
+    schema = pa.schema([pa.field(name, types[kind]) for name, kind in
+                        (column.split() for column in HISTORY_SCHEMA.split(","))])
+    row = {name: None for name in schema.names}
+    row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
+               validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    store.mkdir(parents=True)
+    path = store / "part-broken.parquet"
+    # No statistics: no filter on the dataset can skip the file unread.
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), path, compression="none", write_statistics=False)
+    data = bytearray(path.read_bytes())
+    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer_start] = b"\xff" * (footer_start - 4)  # the pages, between the magic and the footer
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.spark
+def test_a_page_that_cannot_be_built_after_the_run_is_a_warning_whatever_the_error(spark, tmp_path, capsys):
+    # Caused for real: the history store holds a file whose data cannot be read. The run
+    # appends to the store (it reads no row of it), then the page's trends query reads every
+    # row and Spark fails: no ColaError, yet the run is done and must not read as a crash.
+    store, results, page_path = tmp_path / "history", tmp_path / "results.json", tmp_path / "report.html"
+    broken = broken_history_file(store)
+    code = main(["check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV, "--history", str(store),
+                 "--dataset", "orders", "--html", str(page_path), "--results", str(results)])
+    assert code == 1  # the run's own exit status: a rule failed, nothing crashed
+    assert capsys.readouterr().err.splitlines() == [
+        "cola: warning: the HTML report was not written: org.apache.spark.SparkException: "
+        f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{broken}.  SQLSTATE: KD001",
+    ]
+    summary = json.loads(results.read_text())  # --results is written after the page, still
+    assert (summary["severity"], len(summary["results"])) == ("fail", 3)
+    assert not page_path.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["history", "results.json"]
