@@ -626,7 +626,7 @@ def broken_history_file(store: Path) -> Path:
              "timestamp": pa.timestamp("us", tz="UTC")}
     schema = pa.schema([pa.field(name, types[kind]) for name, kind in
                         (column.split() for column in HISTORY_SCHEMA.split(","))])
-    row = {name: None for name in schema.names}
+    row: dict = dict.fromkeys(schema.names)
     row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
                validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     store.mkdir(parents=True)
