@@ -217,7 +217,8 @@ def test_the_report_in_a_browser_shows_the_run_its_results_the_split_and_the_tre
     ]
     assert len(dom.all("circle")) == 12
     assert [circle.all("title")[0].text for circle in results[2].all("circle")] == [
-        "2026-05-01 06:00:00: 2 (fail)", "2026-05-02 06:00:00: 4 (warn)", "2026-05-03 06:00:00: 6 (pass)",
+        "2026-05-01 06:00:00+00:00: 2 (fail)", "2026-05-02 06:00:00+00:00: 4 (warn)",
+        "2026-05-03 06:00:00+00:00: 6 (pass)",  # in UTC, as the run's own time above
     ]
     # The samples: two rows under the emails rule, the hostile note under the regex rule.
     samples = dom.all("details")
@@ -244,11 +245,11 @@ def test_the_index_in_a_browser_lists_every_dataset_and_rule_worst_first(chromiu
     assert [th.text for th in table.all("th")] == ["severity", "dataset", "code", "name", "rule id", "latest", "trend"]
     rows = body_rows(table)
     assert [cells(row)[:6] for row in rows] == [
-        ["FAIL", "crm.people", "not_null(email)", "emails present", "emails", "2026-05-03 06:00:00"],
-        ["FAIL", "crm.people", HOSTILE, HOSTILE, "notes", "2026-05-03 06:00:00"],
-        ["PASS", "crm.accounts", "row_count", "volume", "volume", "2026-05-02 06:00:00"],
-        ["PASS", "crm.people", "not_null(id)", "ids present", "ids", "2026-05-03 06:00:00"],
-        ["PASS", "crm.people", "row_count", "volume", "volume", "2026-05-03 06:00:00"],
+        ["FAIL", "crm.people", "not_null(email)", "emails present", "emails", "2026-05-03 06:00:00+00:00"],
+        ["FAIL", "crm.people", HOSTILE, HOSTILE, "notes", "2026-05-03 06:00:00+00:00"],
+        ["PASS", "crm.accounts", "row_count", "volume", "volume", "2026-05-02 06:00:00+00:00"],
+        ["PASS", "crm.people", "not_null(id)", "ids present", "ids", "2026-05-03 06:00:00+00:00"],
+        ["PASS", "crm.people", "row_count", "volume", "volume", "2026-05-03 06:00:00+00:00"],
     ]
     assert [row.all("span")[0].attrs["class"] for row in rows] == ["sev fail"] * 2 + ["sev pass"] * 3
     assert [len(row.all("circle")) for row in rows] == [3, 3, 1, 3, 3]

@@ -110,7 +110,7 @@ def test_html_writes_the_index_with_the_last_runs_of_each_rule(store, tmp_path, 
     [row] = re.findall(r"<tr><td>.*?</tr>", page)
     assert re.findall(r"<td>(.*?)</td>", row)[:6] == [
         '<span class="sev pass">PASS</span>', "orders", "<code>row_count</code>", "", "<code>volume</code>",
-        "2026-03-02 00:00:00",
+        "2026-03-02 00:00:00+00:00",
     ]
     # Oldest first: the failed run of day 1 (10), then the passed run of day 2 (20), higher.
     assert re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)" r="2.5" fill="(#\w+)">', row) == [
