@@ -257,5 +257,9 @@ def render_table(
     lines.append("")
     lines.append(f"{len(results)} {noun}: {counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail")
     if valid_count is not None:
-        lines.append(f"split: {valid_count} valid rows, {invalid_count} invalid rows")
+        lines.append(f"split: {_counted(valid_count, 'valid')}, {_counted(invalid_count, 'invalid')}")
     return "\n".join(lines)
+
+
+def _counted(rows: int | None, kind: str) -> str:
+    return f"{rows} {kind} row{'' if rows == 1 else 's'}"

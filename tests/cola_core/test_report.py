@@ -178,6 +178,7 @@ def test_render_table_shows_the_split_counts_and_keeps_messages_on_one_line():
         "1 result: 1 pass, 0 warn, 0 fail",
         "split: 7 valid rows, 3 invalid rows",
     ])
+    assert render_table([multi_line], valid_count=1, invalid_count=1).splitlines()[-1] == "split: 1 valid row, 1 invalid row"
 
 
 def test_render_table_colours_only_the_severity_when_asked():
