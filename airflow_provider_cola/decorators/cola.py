@@ -397,7 +397,7 @@ def cola_check(
         dataset: with ``history``, what was checked; ``<dag_id>.<task_id>`` by default, since
             the function's DataFrame has no source to name it by. (templated)
         html_report: a local file this worker writes the run's HTML report to, as for
-            ``ColaCheckOperator``: its path is pushed under the XCom key ``cola_report``,
+            ``ColaCheckOperator``: its path and SHA-256 are pushed under the XCom key ``cola_report``,
             and the "Cola report" extra link opens it. (templated)
         **kwargs: any other ``BaseOperator`` argument (``task_id``, ``retries``...).
 

@@ -119,7 +119,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             by default. (templated)
         html_report: a local file the Spark driver writes the run's HTML report to (see
             ``cola --html``); with ``history``, with each rule's trend. The task pushes its path
-            under the XCom key ``cola_report``, and the "Cola report" extra link opens it
+            and SHA-256 under the XCom key ``cola_report``, and the "Cola report" extra link opens it
             through the provider's plugin. Refused in cluster deploy mode, where the driver
             would write it on its cluster node: use client deploy mode or a ``spark_connect``
             connection. A page that cannot be written is a warning, not a failed task. (templated)
