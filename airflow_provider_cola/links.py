@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_record",
-    "report_url", "url_prefix", "write_report",
+    "report_record_of", "report_record_refusal", "report_url", "url_prefix", "write_report",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,9 +80,12 @@ def report_record(path: Path) -> dict[str, str]:
     """What :func:`push_report` records of the page at ``path``: its absolute path and the
     SHA-256 of its bytes (lowercase hex).
 
-    The digest ties the record to this page: the plugin serves the file only while it hashes to
-    it, so a path another run wrote since, or a path a task recorded that names another DAG's
-    report, is not served as this task instance's page.
+    The digest ties the record to these bytes: the plugin serves the file only while it hashes
+    to it, so a page that a later run, or another instance of a mapped task, wrote since at the
+    same path is not served as this task instance's. It does not tie the record to a DAG: a task
+    can hash any file it reads, another DAG's page below the reports folder included, and record
+    that (the plugin serves only files below ``[cola] reports_folder``, to whoever may read the
+    recording DAG's XComs).
 
     Raises:
         OSError: the page cannot be read.
@@ -90,6 +95,45 @@ def report_record(path: Path) -> dict[str, str]:
         for chunk in iter(lambda: page.read(1 << 20), b""):
             digest.update(chunk)
     return {"path": str(path.absolute()), "sha256": digest.hexdigest()}
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def report_record_refusal(recorded: Any) -> str | None:
+    """Why ``recorded`` (a task instance's ``cola_report`` XCom, None without one) is not a
+    record :func:`push_report` pushes; None when it is one.
+
+    The one check of a record: the "Cola report" link shows only for a record, and the plugin
+    serves nothing else (its 404 gives this reason). Nothing but the record is taken: without
+    the digest, a path names whatever is there now.
+    """
+    if recorded is None:
+        return "this task instance recorded no Cola report"
+    if isinstance(recorded, str):
+        return (
+            "this task instance recorded its Cola report as a bare path, as older versions of the provider "
+            "did: without the page's SHA-256 it is not served (run the task again)"
+        )
+    if (
+        not isinstance(recorded, dict) or set(recorded) != {"path", "sha256"}
+        or not isinstance(recorded["sha256"], str) or not _SHA256.fullmatch(recorded["sha256"])
+    ):
+        return "the recorded Cola report is not a path and the SHA-256 of the page"
+    path = recorded["path"]
+    if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".html"):
+        return "the recorded Cola report is not the absolute path of a .html file"
+    if "\x00" in path:  # resolve() and open() refuse it with a ValueError, not an OSError
+        return "the recorded Cola report's path holds a NUL character"
+    return None
+
+
+def report_record_of(recorded: Any) -> tuple[Path, str] | None:
+    """The page's path and SHA-256 of a record :func:`push_report` pushes; None for anything
+    else (:func:`report_record_refusal` says why)."""
+    if report_record_refusal(recorded) is not None:
+        return None
+    return Path(recorded["path"]), recorded["sha256"]
 
 
 def push_report(context: Mapping[str, Any], path: Path | None) -> None:
@@ -131,8 +175,9 @@ class ColaReportLink(BaseOperatorLink):
     """ "Cola report": the task instance's HTML report, served by the provider's plugin.
 
     Empty (no link) when the task recorded no report (:func:`report_record`): no
-    ``html_report``, or a run that stopped before writing it. Each instance of a mapped task has
-    its own (its ``map_index``).
+    ``html_report``, a run that stopped before writing it, or anything the plugin would not
+    serve (:func:`report_record_of`: a bare path of an older provider...). Each instance of a
+    mapped task has its own (its ``map_index``).
     """
 
     name = "Cola report"
@@ -141,7 +186,6 @@ class ColaReportLink(BaseOperatorLink):
         from airflow.sdk.execution_time.xcom import XCom
 
         recorded = XCom.get_value(ti_key=ti_key, key=REPORT_XCOM_KEY)
-        # Anything but a record (a bare path of an older provider) the plugin would not serve.
-        if not isinstance(recorded, dict) or not recorded.get("path"):
+        if report_record_of(recorded) is None:  # the plugin would answer a 404
             return ""
         return report_url(ti_key.dag_id, ti_key.run_id, ti_key.task_id, ti_key.map_index)

@@ -35,7 +35,6 @@ import hashlib
 import html
 import logging
 import os
-import re
 import stat
 import sys
 import threading
@@ -51,7 +50,13 @@ from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from airflow_provider_cola.links import REPORT_XCOM_KEY, URL_PREFIX, report_url
+from airflow_provider_cola.links import (
+    REPORT_XCOM_KEY,
+    URL_PREFIX,
+    report_record_of,
+    report_record_refusal,
+    report_url,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -207,39 +212,16 @@ def _reports_folder() -> Path:
     return folder
 
 
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
 def _recorded_page(recorded: Any) -> tuple[str, str]:
-    """The path and the SHA-256 of a record ``links.push_report`` pushed.
-
-    Nothing else is taken: without the digest, a path names whatever is there now, which may be
-    another run's page (the same path reused) or another DAG's (a task can record any path).
+    """The path and the SHA-256 of a record ``links.push_report`` pushed (``links.report_record_of``).
 
     Raises:
-        HTTPException: 404, saying why it is not such a record.
+        HTTPException: 404, saying why it is not such a record (``links.report_record_refusal``).
     """
-    if recorded is None:
-        raise HTTPException(status_code=404, detail="this task instance recorded no Cola report")
-    if isinstance(recorded, str):
-        raise HTTPException(
-            status_code=404,
-            detail="this task instance recorded its Cola report as a bare path, as older versions of the "
-            "provider did: without the page's SHA-256 it is not served (run the task again)",
-        )
-    if (
-        not isinstance(recorded, dict) or set(recorded) != {"path", "sha256"}
-        or not isinstance(recorded["sha256"], str) or not _SHA256.fullmatch(recorded["sha256"])
-    ):
-        raise HTTPException(
-            status_code=404, detail="the recorded Cola report is not a path and the SHA-256 of the page"
-        )
-    path = recorded["path"]
-    if not isinstance(path, str) or not os.path.isabs(path) or not path.endswith(".html"):
-        raise HTTPException(status_code=404, detail="the recorded Cola report is not the absolute path of a .html file")
-    if "\x00" in path:  # resolve() and open() refuse it with a ValueError, not an OSError
-        raise HTTPException(status_code=404, detail="the recorded Cola report's path holds a NUL character")
-    return path, recorded["sha256"]
+    reason = report_record_refusal(recorded)
+    if reason is not None:
+        raise HTTPException(status_code=404, detail=reason)
+    return recorded["path"], recorded["sha256"]
 
 
 def _servable(recorded: str, folder: Path) -> tuple[Path, os.stat_result]:
@@ -347,11 +329,7 @@ def _latest_reports(limit: int, dag_ids: set[str]) -> list[dict[str, Any]]:
 
 def _is_record(recorded: Any) -> bool:
     """Whether ``recorded`` is a record ``links.push_report`` pushes (a path and its SHA-256)."""
-    try:
-        _recorded_page(recorded)
-    except HTTPException:
-        return False
-    return True
+    return report_record_of(recorded) is not None
 
 
 def _latest_row(session: Any, report: Any) -> dict[str, Any]:

@@ -2,11 +2,14 @@
 
 Anything two test modules would otherwise each define lives here: the fixture data folder,
 small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, rule
-factories, the Spark job counter, and message fragments several suites compare exactly.
+factories, the Spark job counter, a history store whose rows cannot be read
+(``broken_history_file``, for the Airflow tests too), and message fragments several suites
+compare exactly.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import uuid
 from collections.abc import Iterator
@@ -128,6 +131,37 @@ def jobs_of(job_counter: JobCounter, df, rules, cola: Cola | None = None) -> int
     with job_counter.count() as counted:
         (cola or Cola()).run(df, rules)
     return counted.jobs
+
+
+# -- a history store that cannot be read ----------------------------------------------------
+
+
+def broken_history_file(store: Path) -> Path:
+    """A history store (created at ``store``) holding one file whose footer (the schema) reads
+    but whose data does not: a run checks the store's columns and appends to it, and only the
+    trend query, when the page is built, reads the rows and fails (a SparkException, no
+    ColaError). Returns that file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cola_core.history import HISTORY_SCHEMA
+
+    types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
+             "timestamp": pa.timestamp("us", tz="UTC")}
+    schema = pa.schema([pa.field(name, types[kind]) for name, kind in
+                        (column.split() for column in HISTORY_SCHEMA.split(","))])
+    row: dict = dict.fromkeys(schema.names)
+    row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
+               validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    store.mkdir(parents=True)
+    path = store / "part-broken.parquet"
+    # No statistics: no filter on the dataset can skip the file unread.
+    pq.write_table(pa.Table.from_pylist([row], schema=schema), path, compression="none", write_statistics=False)
+    data = bytearray(path.read_bytes())
+    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer_start] = b"\xff" * (footer_start - 4)  # the pages, between the magic and the footer
+    path.write_bytes(bytes(data))
+    return path
 
 
 # -- custom checks ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
+from airflow.sdk.exceptions import AirflowTaskTerminated
 
 from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
@@ -110,6 +111,12 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         )
         self._block: RuleBlock | None = None
         self._job: JobSpec | None = None
+        # The session the function and the rules run in, while they run (for on_kill).
+        self._spark: SparkSession | None = None
+        # Set by on_kill: a kill raises nothing in the task (the Task SDK's SIGTERM handler only
+        # calls on_kill), so what the interrupted Spark work raises next must not pass for an
+        # ordinary failure, nor a finished run go on to branch or succeed.
+        self._killed = False
         super().__init__(
             kwargs_to_upstream={"python_callable": python_callable, "op_args": op_args, "op_kwargs": op_kwargs},
             python_callable=python_callable,
@@ -147,7 +154,12 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         self._page = checked_report_path(self.html_report)
         if self._page is not None:  # an earlier run's page must never pass for this run's
             self._page.unlink(missing_ok=True)
-        summary = super().execute(context)
+        try:
+            summary = super().execute(context)
+        except Exception as error:
+            self._stop_if_killed(error)  # what interrupting the session made the running job raise
+            raise
+        self._stop_if_killed()
         push_report(context, self._page)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -161,6 +173,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         # The rules were parsed by load_rules, with the job's engine settings: not again.
         job = load_job(self._job, checks=self._block.checks)
         spark, started_here = self._session()
+        self._spark = spark
         try:
             if self._takes_spark:
                 self.op_kwargs = {**self.op_kwargs, SPARK_ARGUMENT: spark}
@@ -174,6 +187,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
                 self._write_report(self._page, spark, job.spec, outcome)
             return outcome.summary
         finally:
+            self._spark = None
             if started_here:
                 stop_session(spark)
 
@@ -184,13 +198,39 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         be built or written, whatever the reason (a history store that cannot be read for the
         trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
         would have it retried, and the retry would append a second history row for the same
-        run. A timeout or a kill (BaseExceptions in Airflow) still stops the task.
+        run. A timeout still stops the task: ``AirflowTaskTimeout`` is a BaseException. A kill
+        raises nothing: :meth:`on_kill` interrupts the session, so the page's query fails with
+        an ordinary exception, which must not pass for a page that merely could not be built.
+
+        Raises:
+            AirflowTaskTerminated: the task was killed (:meth:`on_kill`) while the page was built.
         """
         try:
             write_report(page, spark, spec, outcome)
         except Exception as error:
-            self.log.warning("The HTML report was not written: %s", first_line(error))
+            self._stop_if_killed(error)
+            self.log.warning("The HTML report was not written: %s", first_line(error), exc_info=True)
             self._page = None  # so that execute() pushes no cola_report
+
+    def _stop_if_killed(self, error: BaseException | None = None) -> None:
+        """Stop the task when it was killed: nothing after a kill may record a report, push the
+        results, branch or let the task succeed.
+
+        Raises:
+            AirflowTaskTerminated: :meth:`on_kill` was called (``error``, what the interrupted
+                work raised, is its cause); the Task SDK fails the task without a retry.
+        """
+        if self._killed:
+            raise AirflowTaskTerminated("the Cola task was killed: its run was interrupted") from error
+
+    def on_kill(self) -> None:
+        """Mark the task as killed, so that it stops instead of settling (:meth:`_stop_if_killed`),
+        and interrupt what its session runs (``interruptAll``: on the server over Spark Connect,
+        the session's jobs in a classic one, since Spark 4.0)."""
+        self._killed = True
+        spark = self._spark
+        if spark is not None:
+            spark.interruptAll()
 
     def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:
         """The job run on the function's DataFrame: every argument that reaches the engine goes here.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
-from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.exceptions import AirflowException, AirflowTaskTerminated
 
 from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
@@ -245,6 +245,10 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         self.status_poll_interval = status_poll_interval
         self._hook: ColaSubmitHook | None = None
         self._connect_session: SparkSession | None = None
+        # Set by on_kill: a kill raises nothing in the task (the Task SDK's SIGTERM handler only
+        # calls on_kill), so what the interrupted Spark work raises next must not pass for an
+        # ordinary failure, nor a finished run go on to branch or succeed.
+        self._killed = False
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Render, then register secret-named values with the masker.
@@ -279,6 +283,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         remote = self._connect_url()
         if remote is not None:
             summary, written = self._run_as_connect_client(remote, block, source, outputs)
+            self._stop_if_killed()
             push_report(context, page if written else None)
             return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
         deploy_mode = self._resolved_deploy_mode()
@@ -313,6 +318,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         if page is not None and not page.is_file():
             # The driver removed the earlier page and warned why it wrote none (in its log above).
             self.log.warning("The HTML report was not written: %s is missing after the run", page)
+        self._stop_if_killed()
         push_report(context, page)
         return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
 
@@ -371,9 +377,12 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 if started_here:
                     stop_session(spark)
         except ColaError as error:
+            self._stop_if_killed(error)
             raise ColaJobRefused(str(error)) from error
         except Exception as error:
             from pyspark.errors import AnalysisException
+
+            self._stop_if_killed(error)  # what interruptAll made the running query raise
 
             if isinstance(error, AnalysisException):  # as `cola` says it: SQL in a rule Spark refuses
                 raise ColaJobRefused(f"Spark refused a query: {first_line(error)}") from error
@@ -389,14 +398,31 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         be built or written, whatever the reason (a history store that cannot be read for the
         trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
         would have it retried, and the retry would append a second history row for the same
-        run. A timeout or a kill (BaseExceptions in Airflow) still stops the task.
+        run. A timeout still stops the task: ``AirflowTaskTimeout`` is a BaseException. A kill
+        raises nothing: :meth:`on_kill` interrupts the session, so the page's query fails with
+        an ordinary exception, which must not pass for a page that merely could not be built.
+
+        Raises:
+            AirflowTaskTerminated: the task was killed (:meth:`on_kill`) while the page was built.
         """
         try:
             write_report(page, spark, spec, outcome)
         except Exception as error:
-            self.log.warning("The HTML report was not written: %s", first_line(error))
+            self._stop_if_killed(error)
+            self.log.warning("The HTML report was not written: %s", first_line(error), exc_info=True)
             return False
         return True
+
+    def _stop_if_killed(self, error: BaseException | None = None) -> None:
+        """Stop the task when it was killed: nothing after a kill may record a report, push the
+        results, branch or let the task succeed.
+
+        Raises:
+            AirflowTaskTerminated: :meth:`on_kill` was called (``error``, what the interrupted
+                work raised, is its cause); the Task SDK fails the task without a retry.
+        """
+        if self._killed:
+            raise AirflowTaskTerminated("the Cola task was killed: its run was interrupted") from error
 
     def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
         with launcher_environment(hook.binary, hook.master, self.env_vars, self.conf) as changes:
@@ -416,7 +442,9 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
 
     def on_kill(self) -> None:
         """Stop the Spark application (and spark-submit) through the hook; over Spark Connect,
-        interrupt what this task's session runs on the server."""
+        interrupt what this task's session runs on the server. Either way, mark the task as
+        killed, so that it stops instead of settling (:meth:`_stop_if_killed`)."""
+        self._killed = True
         if self._hook is not None:
             self._hook.on_kill()
         session = self._connect_session

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cola_expected import DECORATOR_IDS, SPLIT_IDS, ids_of, result, summary
+from cola_helpers import broken_history_file
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -308,35 +309,6 @@ def test_both_outputs_make_a_split_job(airflow_home):
     assert check._job_spec(block, check._job_outputs()) == JobSpec(command="check", rules=tuple(rules))
 
 
-def broken_history_file(store: Path) -> Path:
-    """A history store holding one file whose footer (the schema) reads but whose data does not,
-    as tests/cola_core/test_cli.py makes one: the run checks the store's columns and appends to
-    it, and only the trend query, when the page is built, reads the rows and fails."""
-    import datetime as dt
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from cola_core.history import HISTORY_SCHEMA
-
-    types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
-             "timestamp": pa.timestamp("us", tz="UTC")}
-    schema = pa.schema([pa.field(name, types[kind]) for name, kind in
-                        (column.split() for column in HISTORY_SCHEMA.split(","))])
-    row: dict = dict.fromkeys(schema.names)
-    row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
-               validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
-    store.mkdir(parents=True)
-    path = store / "part-broken.parquet"
-    # No statistics: no filter on the dataset can skip the file unread.
-    pq.write_table(pa.Table.from_pylist([row], schema=schema), path, compression="none", write_statistics=False)
-    data = bytearray(path.read_bytes())
-    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
-    data[4:footer_start] = b"\xff" * (footer_start - 4)  # the pages, between the magic and the footer
-    path.write_bytes(bytes(data))
-    return path
-
-
 def test_a_page_that_cannot_be_built_is_a_warning_and_pushes_no_report(run_dag, tmp_path):
     """The run is done (its history appended) when the page is built: failing the task then
     would have it retried, and the retry would append the same run twice. Whatever the error:
@@ -378,3 +350,48 @@ def test_a_page_that_cannot_be_built_is_a_warning_and_pushes_no_report(run_dag, 
     history = pq.read_table(str(tmp_path / "history"), columns=["run_id", "rule_id"]).to_pylist()
     assert sorted(row["rule_id"] for row in history) == ["orders.keys", "orders.unique", "orders.volume"]
     assert len({row["run_id"] for row in history}) == 1
+
+
+def test_a_kill_while_the_page_is_built_stops_the_task_instead_of_a_warning(run_dag, tmp_path, monkeypatch):
+    """A kill raises nothing in the task: the Task SDK's SIGTERM handler only calls on_kill,
+    which interrupts the session, so what the page's query raises next is an ordinary error.
+    Killed for real (a SIGTERM to this process, which runs the task), as the page starts to be
+    built, on a history store whose rows cannot be read: the page's query fails for real, and
+    that must stop the task, not pass for a page that could not be written."""
+    import os
+    import signal
+
+    from airflow_provider_cola.decorators import cola as decorator_module
+
+    built = decorator_module.write_report
+
+    def killed_then_built(path, spark, spec, outcome):
+        handler = signal.getsignal(signal.SIGTERM)
+        assert getattr(handler, "__name__", None) == "_on_term", handler  # else SIGTERM would end pytest
+        os.kill(os.getpid(), signal.SIGTERM)
+        return built(path, spark, spec, outcome)
+
+    monkeypatch.setattr(decorator_module, "write_report", killed_then_built)
+    broken = broken_history_file(tmp_path / "history")
+    outcome = run_dag("cola_test_report_killed", "2024-01-03", {"out": str(tmp_path)})
+
+    assert outcome.states == {"killed_orders": "failed"}
+    assert outcome.tries == {"killed_orders": 1}
+    assert outcome.xcom == {}  # neither its results nor (below) a report
+    assert "airflow.sdk.exceptions.AirflowTaskTerminated: the Cola task was killed: its run was interrupted" in (
+        outcome.log
+    )
+    assert f"file://{broken}" in outcome.log  # the page's own error, as the kill's cause
+    assert "The HTML report was not written" not in outcome.log
+    assert not (tmp_path / "killed.html").exists()
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        keys = session.scalars(
+            select(XComModel.key).where(
+                XComModel.dag_id == "cola_test_report_killed", XComModel.task_id == "killed_orders"
+            )
+        ).all()
+    assert "cola_report" not in keys

@@ -357,26 +357,9 @@ def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypat
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE)
     capsys.readouterr()
     assert operator._write_report(page, None, None, None) is False  # type: ignore[arg-type]
-    [line] = capsys.readouterr().out.splitlines()
+    # With its traceback: the first line alone hides the error's type and where it came from.
+    [line, *traceback] = capsys.readouterr().out.splitlines()
     assert f"[warning  ] The HTML report was not written: {reason} " in line
+    assert traceback[0] == "Traceback (most recent call last):"
+    assert traceback[-1] == f"cola_core.errors.ColaOutputError: {reason}"
 
-
-def test_a_page_the_connect_client_cannot_build_is_a_warning_whatever_the_error(tmp_path, monkeypatch, capsys):
-    # Any error, not only a ColaError: the run is done when its page is built. Caused for real
-    # in test_cli and test_decorator (a history store whose rows cannot be read fails the trend
-    # query); an operator run over Spark Connect needs a Connect server in a DAG, so this
-    # checks only how the operator takes a write_report that raises what Spark raises.
-    from airflow_provider_cola.operators import cola as operator_module
-
-    def failing(path, spark, spec, outcome):
-        raise RuntimeError("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file h.parquet.\n\tat org.x")
-
-    monkeypatch.setattr(operator_module, "write_report", failing)
-    operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE)
-    capsys.readouterr()
-    assert operator._write_report(tmp_path / "report.html", None, None, None) is False  # type: ignore[arg-type]
-    [line] = capsys.readouterr().out.splitlines()
-    assert (
-        "[warning  ] The HTML report was not written: [FAILED_READ_FILE.NO_HINT] Encountered error while reading "
-        "file h.parquet. "
-    ) in line

@@ -24,7 +24,7 @@ from cola_core.cli import main
 from cola_core.report import render_table, summarise
 from cola_core.rules_file import read_rules_file
 from cola_core.storage import read_source
-from cola_helpers import DATA, ORDERS_ARGV, summary_outline
+from cola_helpers import DATA, ORDERS_ARGV, broken_history_file, summary_outline
 
 # One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
 LIGHT_SPARK = ["--master", "local[1]", "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1"]
@@ -611,33 +611,6 @@ def test_a_page_that_cannot_be_written_after_the_run_is_a_warning(spark, tmp_pat
     summary = json.loads(results.read_text())
     assert (summary["severity"], summary["valid_count"], summary["invalid_count"]) == ("fail", 2, 4)
     assert (valid / "_SUCCESS").is_file() and not page_path.exists()
-
-
-def broken_history_file(store: Path) -> Path:
-    """A history store holding one file whose footer (the schema) reads but whose data does not:
-    the run checks the store's columns and appends to it, and only the trend query, when the
-    page is built, reads the rows and fails (a SparkException, no ColaError)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from cola_core.history import HISTORY_SCHEMA
-
-    types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
-             "timestamp": pa.timestamp("us", tz="UTC")}
-    schema = pa.schema([pa.field(name, types[kind]) for name, kind in
-                        (column.split() for column in HISTORY_SCHEMA.split(","))])
-    row: dict = dict.fromkeys(schema.names)
-    row.update(run_id="old", dataset="orders", rule_id="r", severity="pass", excluded=False,
-               validated_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
-    store.mkdir(parents=True)
-    path = store / "part-broken.parquet"
-    # No statistics: no filter on the dataset can skip the file unread.
-    pq.write_table(pa.Table.from_pylist([row], schema=schema), path, compression="none", write_statistics=False)
-    data = bytearray(path.read_bytes())
-    footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
-    data[4:footer_start] = b"\xff" * (footer_start - 4)  # the pages, between the magic and the footer
-    path.write_bytes(bytes(data))
-    return path
 
 
 @pytest.mark.spark
