@@ -204,40 +204,6 @@ def _assert_served(client, outcome, dag_id: str, run_id: str, task_id: str, page
     assert served.text.count("<circle") == 3
 
 
-def test_the_decorator_s_report_is_served_through_the_api_server_for_a_run_id_with_url_characters(
-    run_dag, tmp_path, monkeypatch, api
-):
-    monkeypatch.setenv("AIRFLOW__COLA__REPORTS_FOLDER", str(tmp_path))
-    monkeypatch.delenv("AIRFLOW__COLA__HISTORY_STORE", raising=False)
-    run_id = RUNNABLE_RUN_ID
-    with _runs_named(run_id):
-        outcome = run_dag(DAG_ID, "2024-01-03", {"out": str(tmp_path)})
-    assert _run_id(DAG_ID) == run_id
-    assert outcome.states == {"check_without_report": "success", "decorated_orders": "success"}
-    browser = api.as_user("admin", cookie=True)
-    _assert_served(browser, outcome, DAG_ID, run_id, "decorated_orders", tmp_path / "decorated.html")
-
-    # The task without html_report: no page, no XCom, an empty link, and a 404.
-    xcoms = _xcoms(DAG_ID, run_id, "check_without_report")
-    assert "cola_report" not in xcoms
-    assert xcoms["_link_ColaReportLink"] == ""
-    for task_id in ("check_without_report", "no_such_task"):
-        missing = browser.get(_link(DAG_ID, run_id, task_id))
-        assert (missing.status_code, _reason(missing)) == (404, "this task instance recorded no Cola report")
-    # Another map index of the same task is another task instance: it recorded nothing.
-    other = browser.get(_link(DAG_ID, run_id, "decorated_orders", 0))
-    assert (other.status_code, _reason(other)) == (404, "this task instance recorded no Cola report")
-
-    # The index, without a history store: the latest reports, with their links.
-    index = browser.get("/cola/")
-    assert index.status_code == 200
-    assert {name: index.headers[name] for name in SECURITY_HEADERS} == SECURITY_HEADERS
-    latest = _latest(index.text)
-    assert latest[0] == (DAG_ID, run_id, "decorated_orders", "fail")
-    assert not any(row[2] == "check_without_report" for row in latest)
-    assert f'<a href="{html.escape(_link(DAG_ID, run_id, "decorated_orders"))}">report</a>' in index.text
-
-
 def test_the_report_of_a_run_whose_id_holds_a_slash_a_question_mark_or_a_hash_is_served(
     run_dag, tmp_path, monkeypatch, api
 ):
@@ -271,13 +237,48 @@ def test_the_report_of_a_run_whose_id_holds_a_slash_a_question_mark_or_a_hash_is
     assert f'<a href="{html.escape(link)}">report</a>' in index.text
 
 
-def test_the_index_of_the_history_store_is_cached_for_index_cache_seconds(run_dag, tmp_path, monkeypatch, api):
+def test_the_decorator_s_report_is_served_and_the_index_of_the_history_store_is_cached_for_index_cache_seconds(
+    run_dag, tmp_path, monkeypatch, api
+):
+    """One test, so that the DAG's first run (each runs a spark-submit) serves both: the
+    decorator's report served for a run id with URL characters, and the latest reports listed
+    without a history store; then the index of the store the runs append to, and its cache."""
+    monkeypatch.setenv("AIRFLOW__COLA__REPORTS_FOLDER", str(tmp_path))
+    monkeypatch.delenv("AIRFLOW__COLA__HISTORY_STORE", raising=False)
+    run_id = RUNNABLE_RUN_ID
+    with _runs_named(run_id):
+        outcome = run_dag(DAG_ID, "2024-01-03", {"out": str(tmp_path)})
+    assert _run_id(DAG_ID) == run_id
+    assert outcome.states == {"check_without_report": "success", "decorated_orders": "success"}
+    browser = api.as_user("admin", cookie=True)
+    _assert_served(browser, outcome, DAG_ID, run_id, "decorated_orders", tmp_path / "decorated.html")
+
+    # The task without html_report: no page, no XCom, an empty link, and a 404.
+    xcoms = _xcoms(DAG_ID, run_id, "check_without_report")
+    assert "cola_report" not in xcoms
+    assert xcoms["_link_ColaReportLink"] == ""
+    for task_id in ("check_without_report", "no_such_task"):
+        missing = browser.get(_link(DAG_ID, run_id, task_id))
+        assert (missing.status_code, _reason(missing)) == (404, "this task instance recorded no Cola report")
+    # Another map index of the same task is another task instance: it recorded nothing.
+    other = browser.get(_link(DAG_ID, run_id, "decorated_orders", 0))
+    assert (other.status_code, _reason(other)) == (404, "this task instance recorded no Cola report")
+
+    # The index, without a history store: the latest reports, with their links.
+    index = browser.get("/cola/")
+    assert index.status_code == 200
+    assert {name: index.headers[name] for name in SECURITY_HEADERS} == SECURITY_HEADERS
+    latest = _latest(index.text)
+    assert latest[0] == (DAG_ID, run_id, "decorated_orders", "fail")
+    assert not any(row[2] == "check_without_report" for row in latest)
+    assert f'<a href="{html.escape(_link(DAG_ID, run_id, "decorated_orders"))}">report</a>' in index.text
+
+    # With the history store the run appended to: its index, cached (the settings are read on
+    # each view).
     store = tmp_path / "history"
     monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", str(store))
     monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "3600")
-    monkeypatch.setenv("AIRFLOW__COLA__REPORTS_FOLDER", str(tmp_path))
     viewer = api.as_user("viewer")
-    run_dag(DAG_ID, "2024-01-03", {"out": str(tmp_path)})
     first_run = _run_id(DAG_ID)
     first_link = _link(DAG_ID, first_run, "decorated_orders")
     page = tmp_path / "decorated.html"
@@ -387,31 +388,34 @@ def test_a_history_store_setting_is_read_as_cola_history_takes_it_and_an_unreada
 
 
 def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged(tmp_path, monkeypatch, api, caplog):
-    """A stub: Spark's JVM cannot be made to go away on cue in this process, whose session the
-    other tests share. The error is Py4J's own, as a gateway that died raises it."""
-    from py4j.protocol import Py4JNetworkError
+    """Caused for real: a store whose file's footer reads (its columns check out) but whose rows
+    do not, so that the index's query fails with Spark's own error, not one of Cola's."""
+    from cola_helpers import broken_history_file
 
-    from airflow_provider_cola import plugin
-
-    def gone():
-        raise Py4JNetworkError("An error occurred while trying to connect to the Java server (127.0.0.1:25333)\n"
-                               "second line")
-
-    monkeypatch.setattr(plugin, "_index_spark", gone)
+    store = tmp_path / "history"
+    broken = broken_history_file(store)
     monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "0")
-    monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", str(tmp_path / "history"))
+    monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", str(store))
     with caplog.at_level(logging.ERROR, logger="airflow_provider_cola.plugin"):
         failed = api.as_user("viewer").get("/cola/")
-    assert (failed.status_code, _reason(failed)) == (
-        503, "the index of the history store cannot be built: Py4JNetworkError: An error occurred while trying "
-        "to connect to the Java server (127.0.0.1:25333)"
+    assert failed.status_code == 503
+    assert re.fullmatch(
+        r"the index of the history store cannot be built: Py4JJavaError: An error occurred while calling "
+        r"o\d+\.collectToPython\.", _reason(failed)
     )
     assert failed.headers["content-type"] == "text/html; charset=utf-8"
     assert {name: failed.headers[name] for name in SECURITY_HEADERS} == SECURITY_HEADERS
-    assert "second line" not in failed.text and "Traceback" not in failed.text
+    # Only the error's first line: the next ones (Spark's, naming the file) and the traceback
+    # are for the API server's log.
+    assert str(broken) not in failed.text and "Traceback" not in failed.text
     (logged,) = [r for r in caplog.records if r.name == "airflow_provider_cola.plugin"]
-    assert logged.getMessage() == f"The Cola index of the history store {tmp_path / 'history'} cannot be built"
-    assert logged.exc_info is not None and logged.exc_info[0] is Py4JNetworkError
+    assert logged.getMessage() == f"The Cola index of the history store {store} cannot be built"
+    from py4j.protocol import Py4JJavaError
+
+    assert logged.exc_info is not None and logged.exc_info[0] is Py4JJavaError
+    assert f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{broken}." in str(
+        logged.exc_info[1]
+    )
 
 
 def test_missing_or_invalid_query_parameters_are_a_400_page_that_does_not_echo_them(api):
@@ -687,28 +691,81 @@ def test_the_operator_s_driver_writes_its_report_and_the_link_serves_it(run_dag,
                    tmp_path / "check_orders.html")
 
 
+# ``airflow dags test`` with the page of the task named "killed" killed as it starts to be
+# built: a real SIGTERM, which the Task SDK's handler turns into the operator's on_kill (and
+# nothing else), then the real page build.
+KILLING_DAGS_TEST = """
+import os, signal, sys
+from airflow_provider_cola.operators import cola
+built = cola.write_report
+def write_report(path, spark, spec, outcome):
+    if path.name == "killed.html":
+        handler = signal.getsignal(signal.SIGTERM)
+        assert getattr(handler, "__name__", None) == "_on_term", handler  # else SIGTERM would end the process
+        os.kill(os.getpid(), signal.SIGTERM)
+    return built(path, spark, spec, outcome)
+cola.write_report = write_report
+from airflow.__main__ import main
+sys.argv = ["airflow", "dags", "test", *sys.argv[1:]]
+main()
+"""
+
+
 def test_over_spark_connect_the_operator_writes_its_report_in_the_worker(airflow_home, tmp_path, monkeypatch, api):
-    """The same operator task with a spark_connect connection: the engine runs in the task's
-    process (an ``airflow dags test`` process of its own), which writes the page, with trends."""
+    """Operator tasks with a spark_connect connection: the engine runs in the task's process
+    (an ``airflow dags test`` process of its own), which writes the page, with trends. A page
+    that cannot be built (a history store whose rows cannot be read, for real) is a warning;
+    a kill while it is built stops the task (the interrupted query's error is no warning)."""
+    from cola_helpers import broken_history_file
     from connect_server import connect_server
 
-    dag_id = "cola_test_report_operator"
+    dag_id = "cola_test_report_connect"
+    unreadable = broken_history_file(tmp_path / "unreadable_history" / "history")
+    killed_store = broken_history_file(tmp_path / "killed" / "history")
     monkeypatch.setenv("AIRFLOW__COLA__REPORTS_FOLDER", str(tmp_path))
     with connect_server() as url:
         connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": urlsplit(url).port}
         env = {**os.environ, "AIRFLOW_CONN_SPARK_LOCAL": json.dumps(connection)}
         done = subprocess.run(
-            [sys.executable, "-m", "airflow", "dags", "test", dag_id, "2024-01-02", "-c",
-             json.dumps({"out": str(tmp_path)})],
+            [sys.executable, "-c", KILLING_DAGS_TEST, dag_id, "2024-01-02", "-c", json.dumps({"out": str(tmp_path)})],
             capture_output=True, text=True, env=env, timeout=900,
         )
     log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-5000:]
-    assert "as a Spark Connect client" in log
+    assert "as a Spark Connect client" in log, log[-5000:]
     run_id = _run_id(dag_id)
+    from airflow.models import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        dag_run = session.scalars(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id)).one()
+        instances = dag_run.get_task_instances(session=session)
+        states = {ti.task_id: getattr(ti.state, "value", ti.state) for ti in instances}
+        tries = {ti.task_id: ti.try_number for ti in instances}
+    assert states == {"check_orders": "success", "unreadable_history": "success", "killed": "failed"}, log[-5000:]
+    assert tries == {"check_orders": 1, "unreadable_history": 1, "killed": 1}
     outcome = SimpleNamespace(xcom={"check_orders": _xcoms(dag_id, run_id, "check_orders")["return_value"]})
     _assert_served(api.as_user("viewer"), outcome, dag_id, run_id, "check_orders",
                    tmp_path / "check_orders.html", severities=DAY_2)
+
+    # The run was done when its page failed: a warning, with its traceback (pyspark's own
+    # exception over Connect: the first line names no Java class), and no report.
+    reason = f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{unreadable}.  SQLSTATE: KD001"
+    assert f"The HTML report was not written: {reason} " in log
+    assert f"\npyspark.errors.exceptions.connect.SparkException: {reason}\n" in log
+    assert log.count("The HTML report was not written:") == 1  # not for the killed task
+    xcoms = _xcoms(dag_id, run_id, "unreadable_history")
+    assert {r["rule_id"]: r["severity"] for r in xcoms["return_value"]["results"]} == DAY_2
+    assert "cola_report" not in xcoms and xcoms["_link_ColaReportLink"] == ""
+    assert not (tmp_path / "unreadable_history.html").exists()
+
+    # Killed as its page was built (on the same broken store): the task fails, not retried,
+    # with nothing pushed, neither its results nor a report.
+    assert "airflow.sdk.exceptions.AirflowTaskTerminated: the Cola task was killed: its run was interrupted" in log
+    assert f"file://{killed_store}" in log  # the page's own error, as the kill's cause
+    xcoms = _xcoms(dag_id, run_id, "killed")
+    assert "return_value" not in xcoms and "cola_report" not in xcoms
+    assert not (tmp_path / "killed.html").exists()
 
 
 def test_the_link_carries_the_map_index_and_is_empty_without_a_report(monkeypatch):
