@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import traceback
 import uuid
@@ -157,7 +158,25 @@ def _write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, 
     try:
         write_page(path, report_page(spark, spec, outcome))
     except Exception as error:
-        print(f"cola: warning: the HTML report was not written: {first_line(error)}", file=sys.stderr, flush=True)
+        print(f"cola: warning: the HTML report was not written: {_why_not(error)}", file=sys.stderr, flush=True)
+
+
+# Spark's errors (py4j's, pyspark's) whose first line names the JVM class that failed.
+_JVM_CLASS = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: ")
+
+
+def _why_not(error: Exception) -> str:
+    """Why the page was not written, in one line: a ColaError's message; any other error's
+    type before its message (a ``KeyError('x')`` says ``KeyError: 'x'``, not ``'x'``), unless
+    the line already says what failed (Spark's ``org.apache.spark.SparkException: ...``)."""
+    line = first_line(error)
+    if isinstance(error, ColaError):
+        return line
+    name = type(error).__name__
+    spark = type(error).__module__.split(".", 1)[0] in ("pyspark", "py4j")
+    if line == name or (spark and _JVM_CLASS.match(line)):  # no message of its own, or Spark's
+        return line
+    return f"{name}: {line}"
 
 
 def _local_results_path(text: str) -> Path:

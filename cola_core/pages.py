@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "SAMPLE_ROWS",
     "SEVERITY_COLOURS",
     "TEXT_BYTES",
+    "TIP_BYTES",
     "TrendPoint",
     "checked_page_path",
     "render_html",
@@ -63,11 +65,16 @@ SAMPLE_CELL_CHARS = 200
 # (the results file keeps it whole).
 MESSAGE_BYTES = 1_000
 TEXT_BYTES = 160
+# The bytes of each part of a sparkline point's tooltip (its time, value and severity): any
+# double's digits fit (24 characters at most), a hand-built 10**400 is cut. A page has a
+# thousand of them (50 rules, 20 runs), so they are kept well below TEXT_BYTES.
+TIP_BYTES = 32
 # The sample tables of one page take at most SAMPLE_BUDGET bytes, and only the room the rest of
 # the page leaves under PAGE_BYTES; past that, a result's samples are only counted. The rest of
-# a 50-rule block with 20 runs of trend per rule is at most about 260 KB whatever it holds (130 KB
-# of sparklines, 50 KB of messages, 55 KB of names, codes, dimensions, thresholds and rejection
-# codes, 20 KB of markup, 1 KB of the run's facts and title), so its page stays under 300 KB.
+# a 50-rule block with 20 runs of trend per rule is at most about 290 KB whatever it holds (130 KB
+# of sparklines from a history, 170 KB with every part of every tooltip cut at TIP_BYTES; 50 KB
+# of messages, 63 KB of names, codes, dimensions, values, thresholds and rejection codes, 20 KB
+# of markup, 1 KB of the run's facts and title), so its page stays under 300 KB.
 SAMPLE_BUDGET = 100_000
 PAGE_BYTES = 300_000
 # Lone surrogates (from a JSON "\ud800" escape, say) have no UTF-8 form; the page shows U+FFFD.
@@ -120,12 +127,13 @@ def render_html(
 
     Returns:
         The page. A rule's thresholds are the result's ``thresholds`` and ``baseline``;
-        a message is cut at :data:`MESSAGE_BYTES`, and a name, code, dimension, threshold,
-        the dataset, the pipeline, an Airflow id and the title at :data:`TEXT_BYTES` (UTF-8,
-        escaped). Each result's samples, when it has some, are a small table (the first
-        :data:`SAMPLE_ROWS`, each cell cut at :data:`SAMPLE_CELL_CHARS` characters), while the
-        page's :data:`SAMPLE_BUDGET` bytes last and the page stays under :data:`PAGE_BYTES`;
-        after that they are only counted. Times are shown in UTC (a naive datetime is taken
+        a message is cut at :data:`MESSAGE_BYTES`, a name, code, dimension, value, threshold,
+        the dataset, the pipeline, an Airflow id and the title at :data:`TEXT_BYTES`, and each
+        part of a trend point's tooltip at :data:`TIP_BYTES` (UTF-8, escaped). Each result's
+        samples, when it has some, are a small table (the first :data:`SAMPLE_ROWS`, each cell
+        cut at :data:`SAMPLE_CELL_CHARS` characters), while the page's :data:`SAMPLE_BUDGET`
+        bytes last and the page stays under :data:`PAGE_BYTES`; after that they are only
+        counted. Times are shown in UTC (a naive datetime is taken
         as local time, as Python and Spark's ``collect()`` have it). Values of the wrong kind
         (a ``failed_count`` that is NaN, a sample that is not a mapping, a metric beyond a
         float's range) are shown as they are rather than refused: this is the page of a run
@@ -214,9 +222,9 @@ def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 2
     the height of its metric, joined by a line through the measured ones. A run that measured
     no number, or one that is not finite (``inf``, ``nan``: it has no place on a scale), sits on
     the mid line outside the line; its tooltip says ``-``, ``inf`` or ``nan`` (an int beyond a
-    float's range is drawn as ``inf`` and its tooltip gives its digits; a value that is no number
-    sits on the mid line, its text in the tooltip). Times are shown in UTC. Empty when there
-    are no runs."""
+    float's range is drawn as ``inf`` and its tooltip gives its first digits; a value that is no number
+    sits on the mid line, its text in the tooltip). Times are shown in UTC. Each part of a
+    tooltip (time, value, severity) is cut at :data:`TIP_BYTES`. Empty when there are no runs."""
     if not points:
         return ""
     measured = [_scaled(value) for _, value, _ in points]
@@ -242,7 +250,8 @@ def sparkline(points: Sequence[TrendPoint], *, width: int = 120, height: int = 2
         colour = SEVERITY_COLOURS.get(severity, "#59636e") if isinstance(severity, str) else "#59636e"
         circles.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="2.5" fill="{colour}">'
-            f"<title>{_e(_time(when))}: {_e(shown)} ({_e(severity)})</title></circle>"
+            f"<title>{_clip(_time(when), TIP_BYTES)}: {_clip(shown, TIP_BYTES)} ({_clip(severity, TIP_BYTES)})</title>"
+            "</circle>"
         )
     polyline = (
         f'<polyline points="{" ".join(line)}" fill="none" stroke="#8c959f" stroke-width="1"/>' if len(line) > 1 else ""
@@ -364,11 +373,17 @@ def _badge(severity: Any) -> str:
 def _time(value: Any) -> str | None:
     """A time as the pages show it: in UTC, with its zone, so that a run's report, its trend's
     tooltips and the index agree on any host. A naive datetime is local time, as Python (and
-    Spark's ``collect()``) have it."""
+    Spark's ``collect()``) have it. At the calendar's edges, where UTC has no such time or
+    Python cannot convert it (a naive ``datetime.min``, even on a UTC host), it is shown as
+    given, with its zone: a naive one with the local zone's standard offset (``+00:00`` on a
+    UTC host)."""
     if isinstance(value, dt.datetime):
         shown: dt.datetime = value
-        with contextlib.suppress(OverflowError, ValueError, OSError):  # at the calendar's edges: as given
+        try:
             shown = value.astimezone(dt.timezone.utc)
+        except (OverflowError, ValueError, OSError):
+            if value.utcoffset() is None:
+                shown = value.replace(tzinfo=dt.timezone(dt.timedelta(seconds=-time.timezone)))
         return shown.isoformat(sep=" ", timespec="seconds")
     return None if value is None else str(value)
 
@@ -438,7 +453,7 @@ def _result_row(result: CheckResult, trend: Sequence[TrendPoint]) -> str:
     value = "" if result.metric_value is None else format_number(result.metric_value)
     cells = (
         _badge(result.severity), f"<code>{_clip(result.code, TEXT_BYTES)}</code>",
-        _clip(result.check_name, TEXT_BYTES), _clip(result.dimension, TEXT_BYTES), _e(value),
+        _clip(result.check_name, TEXT_BYTES), _clip(result.dimension, TEXT_BYTES), _clip(value, TEXT_BYTES),
         _failed(result.failed_count), _thresholds(result), _clip(result.message, MESSAGE_BYTES, mark=True),
         sparkline(trend),
     )

@@ -447,13 +447,18 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
 
         Fills in the name, code, dimension and thresholds (:meth:`judging_parameters`) a
         custom check may leave out (thresholds it gives are kept, each name and value made
-        text: the results file and the XCom carry an object of strings), then applies the
+        text, and one whose value is None left out, as :meth:`judging_parameters` leaves it:
+        the results file and the XCom carry an object of strings), then applies the
         rule's ``tolerance`` (a failed row rule passes when its share of offending rows meets
         it) and ``severity`` (a ``warn`` rule that fails is reported as a warn).
 
         Args:
             rows_in_scope: rows the rule saw; the planner gives it for every rule it measured
                 in the scan, and it becomes the result's ``rows_checked``.
+
+        Raises:
+            ColaRuleError: a custom check's own thresholds are no mapping, or two of their
+                names are the same text (``1`` and ``"1"``).
         """
         updates: dict[str, Any] = {}
         if result.rows_checked is None and rows_in_scope is not None:
@@ -470,10 +475,8 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         if judging:
             updates["thresholds"] = judging
         elif result.thresholds is not None:
-            # A custom check's own ({"limit": 5}) as text, in its order: the provider reads the
-            # results file's thresholds as an object of strings, and refuses any other.
-            given = {str(name): str(value) for name, value in result.thresholds.items()}
-            if given != result.thresholds:
+            given = self._own_thresholds(result.thresholds)
+            if given != result.thresholds or type(result.thresholds) is not dict:
                 updates["thresholds"] = given
         if self.tolerance is not None and rows_in_scope is not None and result.severity == "fail":
             share = 100.0 * result.failed_count / rows_in_scope if rows_in_scope else 0.0
@@ -487,6 +490,29 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         if self.severity_level == "warn" and severity == "fail":
             updates.update(passed=True, severity="warn")
         return dataclasses.replace(result, **updates) if updates else result
+
+    def _own_thresholds(self, thresholds: Any) -> dict[str, str]:
+        """A custom check's own thresholds ({"limit": 5}) as text, in its order: the provider
+        reads the results file's thresholds as an object of strings, and refuses any other. A
+        None value is left out, as :meth:`judging_parameters` leaves out a parameter not given."""
+        if not isinstance(thresholds, Mapping):
+            raise self.rule_error(
+                "the check's result gives thresholds that are no mapping of names to values (such as "
+                f'{{"limit": 5}}): got {type(thresholds).__name__}'
+            )
+        given: dict[str, str] = {}
+        named: dict[str, Any] = {}
+        for name, value in thresholds.items():
+            text = str(name)
+            if text in named:
+                raise self.rule_error(
+                    f"the check's result gives thresholds named {named[text]!r} and {name!r}, the same "
+                    f"name {text!r} once made text: give each its own name"
+                )
+            named[text] = name
+            if value is not None:
+                given[text] = str(value)
+        return given
 
     # -- scope (``where``) and counting ---------------------------------------------------
 

@@ -169,3 +169,55 @@ def test_a_custom_checks_own_thresholds_are_kept_in_their_order_as_text(orders):
     assert list(result.thresholds.items()) == [("limit", "5"), ("2", "0.5"), ("ok", "as text")]
     written = json.loads(results_text(summarise([result])))
     assert written["results"][0]["thresholds"] == {"limit": "5", "2": "0.5", "ok": "as text"}
+
+
+def giving(thresholds):
+    """A custom check whose result gives ``thresholds`` as they are."""
+
+    class GivingCheck(BaseCheck):
+        def run(self, df):
+            return CheckResult("giving", True, "m", 0, thresholds=thresholds)
+
+    cola = Cola()
+    cola.register("giving", GivingCheck)
+    return cola
+
+
+def test_a_custom_checks_own_threshold_that_is_none_is_left_out_as_a_rules_parameter_is(orders):
+    from types import MappingProxyType
+
+    # judging_parameters leaves out a parameter that is None; a custom check's own, alike:
+    # "None" would read as a limit someone set.
+    [result] = giving({"limit": None, "max": 3}).run(orders, [{"type": "giving"}])
+    assert list(result.thresholds.items()) == [("max", "3")]
+    [result] = giving({"limit": None}).run(orders, [{"type": "giving"}])
+    assert result.thresholds == {} and result.to_dict()["thresholds"] == {}
+    # Any mapping, made a dict the results file can write.
+    [result] = giving(MappingProxyType({"limit": "5"})).run(orders, [{"type": "giving"}])
+    assert type(result.thresholds) is dict and result.thresholds == {"limit": "5"}
+
+
+@pytest.mark.parametrize("thresholds", [["limit", 5], "limit 5", 5])
+def test_a_custom_checks_own_thresholds_that_are_no_mapping_are_refused_naming_the_rule(orders, thresholds):
+    from cola_core import ColaRuleError
+
+    cola = giving(thresholds)
+    with pytest.raises(ColaRuleError) as raised:
+        cola.run(orders, [{"type": "row_count", "must_be": "> 0"}, {"type": "giving"}])
+    assert str(raised.value) == (
+        "rules[1] (giving): the check's result gives thresholds that are no mapping of names to values (such as "
+        f'{{"limit": 5}}): got {type(thresholds).__name__}'
+    )
+    assert (raised.value.position, raised.value.rule_type) == (1, "giving")
+
+
+def test_a_custom_checks_own_thresholds_whose_names_are_the_same_text_are_refused(orders):
+    from cola_core import ColaRuleError
+
+    # {1: 1, "1": 2} made text was {"1": "2"}: one threshold silently gone.
+    with pytest.raises(ColaRuleError) as raised:
+        giving({"limit": 5, 1: 1, "1": 2}).run(orders, [{"type": "giving"}])
+    assert str(raised.value) == (
+        "rules[0] (giving): the check's result gives thresholds named 1 and '1', the same name '1' once made text: "
+        "give each its own name"
+    )

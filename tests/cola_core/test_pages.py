@@ -18,6 +18,7 @@ from cola_core.pages import (
     PAGE_BYTES,
     SAMPLE_BUDGET,
     TEXT_BYTES,
+    TIP_BYTES,
     checked_page_path,
     render_html,
     render_index,
@@ -222,7 +223,7 @@ def test_every_value_from_the_data_or_the_rules_is_escaped(spark):
             "dimension": HOSTILE}
     results = Cola().run(df, [rule], samples=1)
     assert results[0].samples == [{"id": 1, "note": HOSTILE}]
-    trends = {results[0].rule_id: [(HOSTILE, 1.0, "fail")]}
+    trends = {results[0].rule_id: [(HOSTILE, 1.0, "fail"), (at(1), "<b>'\"&", "<i>")]}
     page = render_html(results, dataset=HOSTILE, pipeline=HOSTILE, dag_id=HOSTILE, task_id=HOSTILE,
                        airflow_run_id=HOSTILE, trends=trends)
     assert f"<title>Cola report: {HOSTILE_TEXT}</title>" in page
@@ -230,7 +231,9 @@ def test_every_value_from_the_data_or_the_rules_is_escaped(spark):
     assert f"<dt>Airflow run</dt><dd>{HOSTILE_TEXT}</dd>" in page
     assert f"<td><code>{HOSTILE_TEXT}</code></td><td>{HOSTILE_TEXT}</td><td>{HOSTILE_TEXT}</td>" in page
     assert f"<td>1</td><td>{HOSTILE_TEXT}</td></tr>" in page  # the sample value
-    assert f"<title>{HOSTILE_TEXT}: 1 (fail)</title>" in page  # the sparkline's tooltip
+    # The sparkline's tooltips, each part cut at TIP_BYTES (32): 29 bytes and the ellipsis.
+    assert "<title>&lt;script&gt;alert(1)&lt;/sc…: 1 (fail)</title>" in page
+    assert "<title>2026-05-01 12:00:00+00:00: &lt;b&gt;&#x27;&quot;&amp; (&lt;i&gt;)</title>" in page
     assert "<script" not in page
     assert HOSTILE not in page
     index = render_index([{"dataset": HOSTILE, "rule_id": HOSTILE, "code": HOSTILE, "check_name": HOSTILE,
@@ -591,6 +594,65 @@ def test_every_time_is_shown_in_utc_with_its_zone(monkeypatch):
     assert "<title>0001-01-01 00:30:00+02:00: 3 (pass)</title>" in sparkline([(edge, 3.0, "pass")])
 
 
+@pytest.mark.parametrize(("zone", "offset"), [("UTC", "+00:00"), ("Europe/Paris", "+01:00"),
+                                              ("America/New_York", "-05:00")])
+def test_a_naive_time_at_the_calendars_edge_is_shown_as_given_with_the_local_zones_offset(monkeypatch, zone, offset):
+    import time
+
+    # UTC has no time for them on this host (Python's conversion of a naive datetime.min fails
+    # even on a UTC host): each is shown as given, with the zone every other time shows, the
+    # local zone's standard offset (no summer time at the calendar's edges).
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        result = CheckResult("row_count", True, "m", 0, 3.0, rule_id="volume")
+        page = render_html([result], validated_at=dt.datetime.min, trends={"volume": [(dt.datetime.min, 3.0, "pass")]})
+        index = render_index([{"dataset": "d", "rule_id": "r", "code": "c", "check_name": None, "severity": "pass",
+                               "validated_at": dt.datetime.min, "trend": []}])
+        latest = sparkline([(dt.datetime.max, 3.0, "pass")])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert f"<dt>validated at</dt><dd>0001-01-01 00:00:00{offset}</dd>" in page
+    assert f"<title>0001-01-01 00:00:00{offset}: 3 (pass)</title>" in page
+    assert f"<td>0001-01-01 00:00:00{offset}</td>" in index
+    if zone == "UTC":  # converted: on a UTC host its UTC time is its own
+        assert "<title>9999-12-31 23:59:59+00:00: 3 (pass)</title>" in latest
+    else:  # where UTC would be past 9999, or Python's conversion fails on the way
+        assert f"<title>9999-12-31 23:59:59{offset}: 3 (pass)</title>" in latest
+
+
+def test_a_hand_built_value_and_every_part_of_a_tooltip_are_cut_so_the_page_stays_under_300_kib():
+    # A metric of 5,000 quotes was 30 KB a value cell, and a tooltip's time, value or severity
+    # was shown whole a thousand times (50 rules, 20 runs): 1.7 MB for a 50-rule page.
+    quotes = '"' * 5000
+    trends = {f"rule-{number}": [(quotes, 10**400, quotes)] * 20 for number in range(50)}
+    results = [
+        CheckResult("not_null", False, quotes, 20, quotes, code=quotes[:500], check_name=quotes[:500],
+                    dimension=quotes[:500], rule_id=f"rule-{number}", thresholds={quotes[:500]: quotes[:500]})
+        for number in range(50)
+    ]
+    page = render_html(results, dataset=quotes, pipeline=quotes, validated_at=quotes, dag_id=quotes, task_id=quotes,
+                       airflow_run_id=quotes, trends=trends, valid_count=0, invalid_count=20,
+                       rejections={f"{quotes[:500]}{number}": 20 for number in range(50)})
+    assert len(page.encode()) < PAGE_BYTES < 300 * 1024
+    cut = "&quot;" * 26 + "…"  # TEXT_BYTES (160): 26 quotes of six bytes and the ellipsis's three
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td><span.*?</svg></td></tr>", page)]
+    assert {tuple(row[4:6]) for row in cells} == {(cut, "20")}  # the value, then the failed count
+    # Each part of a tooltip at TIP_BYTES (32): 4 quotes and the ellipsis, 29 digits and the ellipsis.
+    tip = "&quot;" * 4 + "…"
+    assert page.count(f"<title>{tip}: {'1' + '0' * 28}… ({tip})</title>") == 50 * 20
+    assert_self_contained(page)
+
+
+def test_a_value_is_cut_at_text_bytes_in_the_results_table():
+    values = ["€" * 100, 10**400, 2.5, None]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row)[4] for row in rows_of(render_html(
+        [CheckResult("x", True, "m", 0, value) for value in values]
+    ))]
+    assert cells == ["€" * 52 + "…", "1" + "0" * 156 + "…", "2.5", ""]
+
+
 def test_a_failed_count_that_is_no_whole_number_is_shown_as_it_is():
     results = [CheckResult("x", False, "m", value) for value in (float("nan"), float("inf"), 2.0, "many")]
     assert [re.findall(r"<td[^>]*>(.*?)</td>", row)[5] for row in rows_of(render_html(results))] == [
@@ -621,13 +683,19 @@ def test_a_sample_that_is_no_mapping_is_shown_whole_across_its_table():
     assert_self_contained(page)
 
 
-def test_a_sparkline_draws_an_int_beyond_a_floats_range_as_infinite_and_gives_its_digits():
+def test_a_sparkline_draws_an_int_beyond_a_floats_range_as_infinite_and_gives_its_first_digits():
     points = [(at(1), 10**400, "pass"), (at(2), 1.0, "fail"), (at(3), -(10**400), "warn"), (at(4), 3.0, "pass"),
               (at(5), "n/a", "pass")]
     svg = sparkline(points, width=100, height=20)
     circles = re.findall(r'<circle cx="([^"]+)" cy="([^"]+)" r="2.5" fill="#\w+"><title>[^<]*: ([^<]*) \(', svg)
-    assert circles == [("4.0", "10.0", "1" + "0" * 400), ("27.0", "16.0", "1"), ("50.0", "10.0", "-1" + "0" * 400),
-                       ("73.0", "4.0", "3"), ("96.0", "10.0", "n/a")]
+    # Its 401 digits cut at TIP_BYTES (32): 29 characters and the ellipsis's three bytes.
+    assert TIP_BYTES == 32
+    assert circles == [("4.0", "10.0", "1" + "0" * 28 + "…"), ("27.0", "16.0", "1"),
+                       ("50.0", "10.0", "-1" + "0" * 27 + "…"), ("73.0", "4.0", "3"), ("96.0", "10.0", "n/a")]
+    # Any double's digits fit whole.
+    assert "<title>2026-05-01 12:00:00+00:00: -1.7976931348623157e+308 (pass)</title>" in sparkline(
+        [(at(1), -1.7976931348623157e308, "pass")]
+    )
     assert re.findall(r'<polyline points="([^"]*)"', svg) == ["27.0,16.0 73.0,4.0"]
     # Floats at both ends of their range: their span is past it, their places are not.
     ends = sparkline([(at(1), -1.7e308, "pass"), (at(2), 1.7e308, "pass")], width=100, height=20)
@@ -648,3 +716,34 @@ def test_the_index_takes_a_severity_that_is_not_even_hashable():
     assert '<circle cx="4.0" cy="12.0" r="2.5" fill="#59636e"><title>2026-05-01 12:00:00+00:00: 1 ' \
            "([&#x27;fail&#x27;])</title></circle>" in page
     assert_self_contained(page)
+
+
+def test_a_page_not_written_after_the_run_warns_with_the_errors_type_unless_it_is_ours_or_spark_names_it(
+    tmp_path, monkeypatch, capsys
+):
+    import cola_core.cli as cli
+
+    class Py4JJavaError(Exception):  # as py4j raises it: the JVM's class is in its text
+        __module__ = "py4j.protocol"
+
+    errors = [
+        KeyError("x"),  # a bug: without its type, "'x'" said nothing
+        KeyError(),
+        RuntimeError("boom\nthe rest"),
+        ColaOutputError("cannot write the page 'p': [Errno 28] No space left on device"),
+        Py4JJavaError("An error occurred while calling o1.collectToPython.\n: org.apache.spark.SparkException: bad"),
+        Py4JJavaError("no class named"),
+    ]
+    for error in errors:
+        def fail(*_, error=error):
+            raise error
+
+        monkeypatch.setattr(cli, "report_page", fail)
+        cli._write_report_page(None, None, None, tmp_path / "report.html")
+    reasons = ["KeyError: 'x'", "KeyError", "RuntimeError: boom",
+               "cannot write the page 'p': [Errno 28] No space left on device",
+               "org.apache.spark.SparkException: bad", "Py4JJavaError: no class named"]
+    assert capsys.readouterr().err.splitlines() == [
+        f"cola: warning: the HTML report was not written: {reason}" for reason in reasons
+    ]
+    assert not (tmp_path / "report.html").exists()
