@@ -41,6 +41,7 @@ __all__ = [
     "SAMPLE_ROWS",
     "SEVERITY_COLOURS",
     "TEXT_BYTES",
+    "THRESHOLDS_SHOWN",
     "TIP_BYTES",
     "TrendPoint",
     "checked_page_path",
@@ -77,6 +78,9 @@ TIP_BYTES = 32
 # of markup, 1 KB of the run's facts and title), so its page stays under 300 KB.
 SAMPLE_BUDGET = 100_000
 PAGE_BYTES = 300_000
+# The thresholds shown per result: a built-in rule has at most three (must_be, warn and
+# tolerance, or min and max), while a custom check may give any number; the rest are counted.
+THRESHOLDS_SHOWN = 6
 # Lone surrogates (from a JSON "\ud800" escape, say) have no UTF-8 form; the page shows U+FFFD.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _WORST_FIRST: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
@@ -415,9 +419,10 @@ def _index_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _thresholds(result: CheckResult) -> str:
-    shown = [
-        f"{_clip(name, TEXT_BYTES)} {_clip(value, TEXT_BYTES)}" for name, value in (result.thresholds or {}).items()
-    ]
+    given = list((result.thresholds or {}).items())
+    shown = [f"{_clip(name, TEXT_BYTES)} {_clip(value, TEXT_BYTES)}" for name, value in given[:THRESHOLDS_SHOWN]]
+    if len(given) > THRESHOLDS_SHOWN:
+        shown.append(f"… and {len(given) - THRESHOLDS_SHOWN} more")
     if result.baseline is not None:
         shown.append(f"baseline {_e(format_number(result.baseline))}")
     return "<br>".join(shown)

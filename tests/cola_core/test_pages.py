@@ -157,6 +157,11 @@ def test_a_rule_shows_its_thresholds_as_written_whether_it_passed_or_failed(peop
     assert re.findall(r"<td[^>]*>(.*?)</td>", rows_of(render_html([changed]))[0])[6] == (
         "must_be change &lt; 50%<br>baseline 2.5"
     )
+    # A custom check may give any number of thresholds: the first THRESHOLDS_SHOWN, then a count.
+    many = CheckResult("mine", True, "m", thresholds={f"t{n}": f"&{n}" for n in range(1000)})
+    assert re.findall(r"<td[^>]*>(.*?)</td>", rows_of(render_html([many]))[0])[6] == (
+        "t0 &amp;0<br>t1 &amp;1<br>t2 &amp;2<br>t3 &amp;3<br>t4 &amp;4<br>t5 &amp;5<br>… and 994 more"
+    )
 
 
 def test_a_split_shows_its_counts_and_the_rows_per_rejection_code(people, tmp_path):
