@@ -17,7 +17,6 @@ import os
 import re
 import sys
 import traceback
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,14 +195,8 @@ def _remove_stale(path: Path, what: str) -> None:
 
 
 def _write_results(path: Path, summary: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
-        partial.write_text(results_text(summary), encoding="utf-8")
-        # Atomic: a reader sees the previous file or the complete new one, never half of it.
-        os.replace(partial, path)
-    except OSError as error:
-        raise ColaOutputError(f"cannot write the results file {str(path)!r}: {error}") from error
+    # Atomic, as the page: a reader sees the previous file or the complete new one, never half.
+    write_page(path, results_text(summary), what="the results file")
 
 
 def _colour_wanted() -> bool:

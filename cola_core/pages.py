@@ -289,8 +289,9 @@ def checked_page_path(text: str, flag: str = "--html") -> Path:
     return path
 
 
-def write_page(path: Path, page: str) -> None:
-    """Write ``page`` atomically: a reader sees the previous file or the complete new one.
+def write_page(path: Path, page: str, what: str = "the page") -> None:
+    """Write ``page`` (any text: ``cola`` writes its results file with it too) atomically: a
+    reader sees the previous file or the complete new one. ``what`` names it in the errors.
 
     Raises:
         ColaOutputError: the file cannot be written, or ``page`` has no UTF-8 form.
@@ -300,14 +301,14 @@ def write_page(path: Path, page: str) -> None:
     try:
         data = page.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ColaOutputError(f"cannot write the page {str(path)!r}: {error}") from error
+        raise ColaOutputError(f"cannot write {what} {str(path)!r}: {error}") from error
     partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial.write_bytes(data)
         os.replace(partial, path)
     except OSError as error:
-        raise ColaOutputError(f"cannot write the page {str(path)!r}: {error}") from error
+        raise ColaOutputError(f"cannot write {what} {str(path)!r}: {error}") from error
     finally:
         # Whatever stopped the write (an interrupt included), no partial file stays behind;
         # after os.replace there is none. An unlink that fails must not hide why the write did.
