@@ -22,6 +22,7 @@ __all__ = [
     "is_number",
     "plain_number",
     "python_pattern",
+    "utc_datetime",
 ]
 
 
@@ -99,6 +100,21 @@ def as_datetime(value: dt.date | str) -> dt.datetime:
         int((fraction or "0").ljust(6, "0")), tzinfo,
     )
 
+
+
+def utc_datetime(value: dt.date | str) -> dt.datetime:
+    """A date, datetime or ISO text as a tz-aware UTC datetime: a date is its midnight in UTC,
+    and a datetime or text without a zone is taken as UTC (as Airflow keeps its dates).
+
+    Raises:
+        ValueError: for text naming no real instant, or a value that is none of these.
+    """
+    if not isinstance(value, (dt.date, str)):
+        raise ValueError(f"expected a date, a datetime or ISO text, got {type(value).__name__}")
+    moment = as_datetime(value)
+    if moment.utcoffset() is None:
+        return moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone(dt.timezone.utc)
 
 # Other names people write for Spark's types, mapped to Spark's own (``long`` is ``bigint``).
 SPARK_TYPE_ALIASES = {

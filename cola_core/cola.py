@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
@@ -98,6 +100,7 @@ class Cola:
         *,
         history: Mapping[str, Any] | str | OutputSpec | None = None,
         dataset: str | None = None,
+        data_date: dt.date | None = None,
         run_info: RunInfo | None = None,
     ) -> list[CheckResult]:
         """One result per rule (after ``targets`` expansion), in order. Never raises for a
@@ -111,15 +114,20 @@ class Cola:
                 folder): one row per result is appended to it, and the samples to its
                 failed-records store beside it.
             dataset: with ``history``, the name of what was checked (a table, a path).
+            data_date: with ``history``, the start of the data interval ``df`` holds (a date,
+                or a datetime; one without a zone is taken as UTC). Baselines compare with
+                the latest earlier data interval, never with another run of the same one, so
+                a rerun or a backfill gives the answer the first run gave. Without it, the
+                run's own time is its data date.
             run_info: with ``history``, the whole of what a run writes beside its results
-                (:class:`cola_core.history.RunInfo`), instead of ``dataset`` alone.
+                (:class:`cola_core.history.RunInfo`), instead of ``dataset`` and ``data_date``.
 
         Raises:
             ColaOutputError: the history store is malformed, is not a Cola history, or
                 cannot be appended to.
         """
         checked_samples(samples)
-        store, info = _history_of(history, dataset, run_info)
+        store, info = _history_of(history, dataset, data_date, run_info, "check")
         with self.sql_scope():
             checks = _with_history(df, self._checks(rules), store, info, samples)
             results = self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
@@ -140,6 +148,7 @@ class Cola:
         annotate_valid: bool = False,
         history: Mapping[str, Any] | str | OutputSpec | None = None,
         dataset: str | None = None,
+        data_date: dt.date | None = None,
         run_info: RunInfo | None = None,
     ) -> SplitOutcome:
         """Measure ``df`` and write its valid and invalid rows: one evaluation, one commit.
@@ -161,8 +170,9 @@ class Cola:
             samples: as for :meth:`run`.
             annotate_valid: with ``annotate``, the valid output gets its column too (NULL),
                 which spares a copy of the valid rows: the fastest split.
-            history, dataset, run_info: as for :meth:`run`; the rows are appended once both
-                outputs are published.
+            history, dataset, data_date, run_info: as for :meth:`run`; the rows are appended
+                once both outputs are published, as a split's (its baselines are earlier
+                splits', never a check's).
 
         Raises:
             ColaOutputError: an output is malformed, exists in ``errorifexists`` mode, or
@@ -170,7 +180,7 @@ class Cola:
             ColaRuleError: a malformed rule, before any Spark work.
         """
         checked_samples(samples)
-        store, info = _history_of(history, dataset, run_info)
+        store, info = _history_of(history, dataset, data_date, run_info, "split")
         with self.sql_scope():
             checks = _with_history(df, self._checks(rules), store, info, samples)
             # Samples and a sql rule's own output are taken before publishing: an output may
@@ -218,24 +228,28 @@ class Cola:
 
 
 def _history_of(
-    history: Mapping[str, Any] | str | OutputSpec | None, dataset: str | None, run_info: RunInfo | None
+    history: Mapping[str, Any] | str | OutputSpec | None, dataset: str | None, data_date: dt.date | None,
+    run_info: RunInfo | None, run_kind: str,
 ) -> tuple[OutputSpec | None, RunInfo | None]:
-    """The history store and what the run writes beside its results, checked in pure Python."""
+    """The history store and what the run writes beside its results (as a run of
+    ``run_kind``), checked in pure Python."""
     if history is None:
-        if dataset is not None or run_info is not None:
-            raise ColaError("'dataset' and 'run_info' say what a history row is about; give 'history' too")
+        if dataset is not None or data_date is not None or run_info is not None:
+            raise ColaError("'dataset', 'data_date' and 'run_info' say what a history row is about; give 'history' too")
         return None, None
     store = history_spec(history)
     if run_info is not None:
         if dataset is not None and dataset != run_info.dataset:
             raise ColaError(f"'dataset' ({dataset!r}) and run_info.dataset ({run_info.dataset!r}) disagree; give one")
-        return store, run_info
+        if data_date is not None:
+            raise ColaError("give 'data_date' or run_info.data_date, not both")
+        return store, dataclasses.replace(run_info, run_kind=run_kind)
     if not isinstance(dataset, str) or not dataset.strip():
         raise ColaError(
             "a history needs 'dataset', the name of what was checked (such as \"sales.orders\"), "
             f"got {dataset!r}"
         )
-    return store, RunInfo(dataset=dataset)
+    return store, RunInfo(dataset=dataset, data_date=data_date, run_kind=run_kind)
 
 
 def _with_history(

@@ -9,6 +9,20 @@ concurrent jobs). A table store is appended to with ``saveAsTable``.
 With samples, the sample rows go to a companion failed-records store beside the results store
 (``<path>_failed_records``, ``<table>_failed_records``), never inside it: a plain-path store
 always reads back exactly one row per result.
+
+**Time is the data's time.** Each row records the data interval its run checked: ``data_date``
+(from Airflow, the DAG run's data interval start; from the API or the command line, the
+``data_date`` given; otherwise the run's own time), and from Airflow the interval's end, the
+logical date and the map index. Airflow reruns, clears and backfills tasks, so one interval
+may have several attempts: the latest attempt of each interval is the one that counts
+(``cola_core.history_index``). Baselines compare with the latest earlier *data* interval,
+never with an attempt at the same one; summaries, trends and the index group and order by
+the data's date. ``run_kind`` says whether a check or a split wrote the row, and baselines
+compare like with like.
+
+A store written before these columns existed is read as it is (a missing ``data_date`` reads
+as the run's ``validated_at``, a missing ``run_kind`` counts for both kinds); the next append
+writes parts with every column (a table store gets them with ``ALTER TABLE ... ADD COLUMNS``).
 """
 
 from __future__ import annotations
@@ -24,7 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import quote
 from cola_core._spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error, is_unreachable
+from cola_core._values import utc_datetime
 from cola_core.errors import ColaError, ColaOutputError, ThresholdError
+from cola_core.history_index import TrendPoint, index_entries
 from cola_core.publish import (
     Publication,
     file_system,
@@ -44,9 +60,11 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = [
+    "ADDED_COLUMNS",
     "FAILED_RECORDS_SCHEMA",
     "HISTORY_COLUMNS",
     "HISTORY_SCHEMA",
+    "RUN_KINDS",
     "RunInfo",
     "append_history",
     "check_history_store",
@@ -64,22 +82,28 @@ __all__ = [
     "top_offenders",
 ]
 
-HISTORY_COLUMNS = (
+# The columns of the first stores, before the data's date was recorded.
+_FIRST_COLUMNS = (
     "run_id", "pipeline", "dataset", "rule_id", "code", "rule_type", "check_name", "dimension", "severity", "passed",
     "failed_count", "metric_value", "baseline", "rows_checked", "validated_at", "dag_id", "task_id", "airflow_run_id",
     "excluded",
 )
+# Added since: a store without them is read with them (see the module docstring).
+ADDED_COLUMNS = ("data_date", "data_interval_end", "logical_date", "map_index", "run_kind")
+HISTORY_COLUMNS = (*_FIRST_COLUMNS, *ADDED_COLUMNS)
 HISTORY_SCHEMA = (
     "run_id string, pipeline string, dataset string, rule_id string, code string, rule_type string, "
     "check_name string, dimension string, severity string, passed boolean, failed_count bigint, "
     "metric_value double, baseline double, rows_checked bigint, validated_at timestamp, dag_id string, "
-    "task_id string, airflow_run_id string, excluded boolean"
+    "task_id string, airflow_run_id string, excluded boolean, data_date timestamp, data_interval_end timestamp, "
+    "logical_date timestamp, map_index int, run_kind string"
 )
 FAILED_RECORDS_SCHEMA = (
     "run_id string, dataset string, rule_id string, code string, validated_at timestamp, record string"
 )
 _FAILED_RECORDS = "_failed_records"
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# The kinds of run a row may come from: baselines compare like with like.
+RUN_KINDS = ("check", "split")
 
 
 @dataclass(frozen=True)
@@ -94,6 +118,14 @@ class RunInfo:
         airflow_run_id: from Airflow, the DAG run's id.
         run_id: this run's own id, fresh by default; every row of one run shares it.
         validated_at: when the rules ran; now (UTC) by default.
+        data_date: the start of the data interval the run checked (a date is its midnight in
+            UTC, a datetime without a zone is taken as UTC); the run's ``validated_at`` when
+            none is given. Baselines, summaries, trends and the index go by it.
+        data_interval_end: from Airflow, the end of that interval.
+        logical_date: from Airflow, the DAG run's logical date.
+        map_index: from Airflow, the mapped task instance's index (None for a task that is
+            not mapped); baselines compare an instance with the same instance.
+        run_kind: ``check`` or ``split``; ``Cola.split_write`` sets ``split``.
     """
 
     dataset: str
@@ -103,6 +135,41 @@ class RunInfo:
     airflow_run_id: str | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     validated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    data_date: dt.datetime | dt.date | None = None
+    data_interval_end: dt.datetime | None = None
+    logical_date: dt.datetime | None = None
+    map_index: int | None = None
+    run_kind: str = "check"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "validated_at", _utc(self.validated_at, "validated_at"))
+        for name in ("data_interval_end", "logical_date"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, None if value is None else _utc(value, name))
+        data_date = self.validated_at if self.data_date is None else _utc(self.data_date, "data_date")
+        object.__setattr__(self, "data_date", data_date)
+        if self.map_index is not None and (isinstance(self.map_index, bool) or not isinstance(self.map_index, int)):
+            raise ColaError(f"map_index must be a whole number, got {self.map_index!r}")
+        if self.run_kind not in RUN_KINDS:
+            raise ColaError(f"run_kind must be one of {', '.join(RUN_KINDS)}, got {self.run_kind!r}")
+
+    @property
+    def data_moment(self) -> dt.datetime:
+        """``data_date`` as the tz-aware UTC datetime it always is after construction."""
+        assert isinstance(self.data_date, dt.datetime)
+        return self.data_date
+
+
+def _utc(value: Any, name: str) -> dt.datetime:
+    """``value`` as a tz-aware UTC datetime (see ``_values.utc_datetime``).
+
+    Raises:
+        ColaError: naming ``name``, for a value that is no date, datetime or ISO text.
+    """
+    try:
+        return utc_datetime(value)
+    except ValueError as error:
+        raise ColaError(f"{name} must be a date, a datetime or an ISO date or timestamp: {error}") from error
 
 
 def default_dataset(source: SourceSpec) -> str:
@@ -125,37 +192,64 @@ def failed_records_spec(store: OutputSpec) -> OutputSpec:
 
 
 def _load(spark: SparkSession, spec: OutputSpec, expected: str = HISTORY_SCHEMA) -> DataFrame | None:
-    """The store's rows, checked to have the columns ``expected`` names; None when it does not
-    exist yet. Read once: for a folder, Spark reads its files' footers in a job.
+    """The store's rows with every column ``expected`` names (see :func:`_completed`); None
+    when it does not exist yet. Read once: for a folder, Spark reads its files' footers in a job.
 
     Raises:
         ColaOutputError: the store exists with other columns, or cannot be read.
     """
+    rows = _stored(spark, spec)
+    if rows is None:
+        return None
+    _missing_columns(spark, spec, rows.schema, expected)
+    return _completed(rows, expected)
+
+
+def _stored(spark: SparkSession, spec: OutputSpec) -> DataFrame | None:
+    """The store's rows as they are stored; None when it does not exist yet.
+
+    Raises:
+        ColaOutputError: the store cannot be read.
+    """
     if spec.table is not None:
         if not spark.catalog.tableExists(spec.table):
             return None
-        rows = spark.table(spec.table)
-    else:
-        assert spec.path is not None
-        reader = spark.read.format(spec.format or "parquet").options(**spec.options)
-        try:
-            rows = reader.load(spec.path)
-            analyse_now(rows)  # Spark Connect reads lazily; this finds a missing store here too
-        except Exception as error:
-            # Asked of Spark, not of a file system: over Spark Connect the client has none, and
-            # a store on s3 or HDFS is read wherever the server can read it.
-            if condition_of(error) in ("PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"):
-                return None  # not there yet, or a folder with no data files yet
-            if is_unreachable(error):
-                raise
-            raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
-    _check_columns(spark, spec, rows.schema, expected)
+        return spark.table(spec.table)
+    assert spec.path is not None
+    if _path_missing(spark, spec.path):
+        return None
+    # Every part's schema, merged: a store appended to across versions holds parts with and
+    # without the added columns, and Spark would otherwise take one part's schema for all.
+    reader = spark.read.format(spec.format or "parquet").options(**spec.options).option("mergeSchema", "true")
+    try:
+        rows = reader.load(spec.path)
+        analyse_now(rows)  # Spark Connect reads lazily; this finds a missing store here too
+    except Exception as error:
+        # Asked of Spark, not of a file system: over Spark Connect the client has none, and
+        # a store on s3 or HDFS is read wherever the server can read it.
+        if condition_of(error) in ("PATH_NOT_FOUND", "UNABLE_TO_INFER_SCHEMA"):
+            return None  # not there yet, or a folder with no data files yet
+        if is_unreachable(error):
+            raise
+        raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
     return rows
+
+
+def _path_missing(spark: SparkSession, path: str) -> bool:
+    """Whether the store's folder surely does not exist yet: the first run of every store, an
+    expected state that must not cost a Java stack trace in the log (Spark logs one, at WARN,
+    when it is asked to read a path that is not there). False when this process cannot tell
+    (over Spark Connect, a path the client does not share): Spark's read then decides."""
+    try:
+        return not file_system(spark).exists(path)
+    except ColaOutputError:
+        return False
 
 
 def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = HISTORY_SCHEMA) -> None:
     """Refuse a store that exists with other columns than a Cola history's, before anything
-    is written to it.
+    is written to it. A store written before the columns of :data:`ADDED_COLUMNS` existed is
+    a Cola history.
 
     Raises:
         ColaOutputError: naming the store and what differs; or, over Spark Connect, a path
@@ -166,13 +260,20 @@ def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = 
     _load(spark, store, expected)
 
 
-def _check_columns(spark: SparkSession, store: OutputSpec, schema: StructType, expected: str) -> None:
-    wanted = spark.createDataFrame([], expected).schema
+def _missing_columns(spark: SparkSession, store: OutputSpec, schema: StructType, expected: str) -> list[str]:
+    """The columns of :data:`ADDED_COLUMNS` the store lacks (a store written before them).
+
+    Raises:
+        ColaOutputError: the store lacks another column, has one a history has not, or has
+            one of another type.
+    """
+    wanted = _schema(spark, expected)
     have = {f.name: f.dataType.simpleString() for f in schema.fields}
     want = {f.name: f.dataType.simpleString() for f in wanted.fields}
-    if have == want:
-        return
-    missing = [name for name in want if name not in have]
+    added = [name for name in ADDED_COLUMNS if name in want and name not in have]
+    missing = [name for name in want if name not in have and name not in added]
+    if missing:  # not a store of an earlier Cola either: every absent column is missing
+        missing, added = [name for name in want if name not in have], []
     extra = [name for name in have if name not in want]
     retyped = [f"{name} is {have[name]}, not {want[name]}" for name in want if have.get(name, want[name]) != want[name]]
     problems = (
@@ -180,10 +281,55 @@ def _check_columns(spark: SparkSession, store: OutputSpec, schema: StructType, e
         + ([f"it has {', '.join(extra)}, which a history has not"] if extra else [])
         + retyped
     )
+    if not problems:
+        return added
     raise ColaOutputError(
         f"{store.target} is not a Cola history store: {'; '.join(problems)}. "
         "Use a new path or table for the history, or one Cola wrote"
     )
+
+
+def _completed(rows: DataFrame, expected: str) -> DataFrame:
+    """``rows`` with every column of ``expected``, in its order: a column a store written
+    before it existed lacks is NULL, except ``data_date``, which is then the run's time."""
+    from pyspark.sql import functions as F
+
+    schema = _schema(rows.sparkSession, expected)
+    present = set(rows.columns)
+    columns = []
+    for column in schema.fields:
+        value = F.col(column.name) if column.name in present else F.lit(None).cast(column.dataType)
+        if column.name == "data_date" and "validated_at" in present:
+            value = F.coalesce(value, F.col("validated_at"))
+        columns.append(value.alias(column.name))
+    return rows.select(*columns)
+
+
+# The schemas of HISTORY_SCHEMA and FAILED_RECORDS_SCHEMA, parsed once (Spark parses a DDL text).
+_SCHEMAS: dict[str, StructType] = {}
+
+
+def _schema(spark: SparkSession, ddl: str) -> StructType:
+    if ddl not in _SCHEMAS:
+        _SCHEMAS[ddl] = spark.createDataFrame([], ddl).schema
+    return _SCHEMAS[ddl]
+
+
+def _add_columns(spark: SparkSession, table: str, names: Sequence[str]) -> None:
+    """Give a table store written before :data:`ADDED_COLUMNS` existed the ones it lacks, so
+    that this run's rows can be appended (its earlier rows read them as :func:`_completed` says)."""
+    types = {column.name: column.dataType.simpleString() for column in _schema(spark, HISTORY_SCHEMA).fields}
+    added = ", ".join(f"{quote(name)} {types[name]}" for name in names)
+    try:
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({added})")
+    except Exception as error:
+        if is_unreachable(error):
+            raise
+        raise ColaOutputError(
+            f"the history table {table} was written by an earlier Cola and lacks {', '.join(names)}; adding them "
+            f"failed: {first_line(error)}. Add them yourself (ALTER TABLE {table} ADD COLUMNS ({added})) or use a "
+            "new table"
+        ) from error
 
 
 def _rows(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[Any, ...]]:
@@ -196,6 +342,7 @@ def _rows(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[Any, ...]]
             result.dimension, result.severity, bool(result.passed), int(result.failed_count),
             None if metric is None else float(metric), None if baseline is None else float(baseline),
             result.rows_checked, run.validated_at, run.dag_id, run.task_id, run.airflow_run_id, False,
+            run.data_moment, run.data_interval_end, run.logical_date, run.map_index, run.run_kind,
         ))
     return rows
 
@@ -218,10 +365,15 @@ def append_history(
     """
     spec = history_spec(store)
     records = failed_records_spec(spec)
-    check_history_store(spark, spec)
+    if spec.path is not None:
+        file_system(spark).qualified(spec.path)  # over Spark Connect: a store this client can append to
+    stored = _stored(spark, spec)
+    added = [] if stored is None else _missing_columns(spark, spec, stored.schema, HISTORY_SCHEMA)
     samples = _failed_records(results, run)
     if samples:
         check_history_store(spark, records, FAILED_RECORDS_SCHEMA)
+    if added and spec.table is not None:
+        _add_columns(spark, spec.table, added)
     _append(spark, spec, spark.createDataFrame(_rows(results, run), HISTORY_SCHEMA))
     if samples:
         _append(spark, records, spark.createDataFrame(samples, FAILED_RECORDS_SCHEMA))
@@ -270,29 +422,35 @@ def read_baselines(
     spark: SparkSession, store: OutputSpec, run: RunInfo, needs: Mapping[str, int]
 ) -> dict[str, list[float]]:
     """The earlier values of each rule's metric, newest first: for each ``rule_id`` in
-    ``needs``, its last ``needs[rule_id]`` non-excluded runs on ``run.dataset`` that measured a
-    number. A task re-run in the same Airflow run (a retry, a cleared task) never compares
-    with its own earlier attempts. One query for the whole block; an empty dict when the
-    store does not exist yet."""
+    ``needs``, the values of its last ``needs[rule_id]`` data intervals *before* the run's
+    ``data_date`` on ``run.dataset``, each from that interval's latest attempt (excluded runs
+    left out), by runs of the same kind and map index. An attempt at the run's own interval
+    (a retry, a cleared task, a rerun) is never a baseline, and an interval whose latest
+    attempt measured no number gives none. One query for the whole block; an empty dict when
+    the store does not exist yet."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     history = _load(spark, store)
     if not needs or history is None:
         return {}
-    newest = Window.partitionBy("rule_id").orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
     wanted = F.col("rule_id").isin(list(needs))
-    earlier = (F.col("dataset") == F.lit(run.dataset)) & wanted & ~F.col("excluded") & F.col("metric_value").isNotNull()
-    if run.airflow_run_id is not None:
-        same_task = (
-            F.col("dag_id").eqNullSafe(F.lit(run.dag_id))
-            & F.col("task_id").eqNullSafe(F.lit(run.task_id))
-            & (F.col("airflow_run_id") == F.lit(run.airflow_run_id))
-        )
-        earlier = earlier & ~F.ifnull(same_task, F.lit(False))
+    # Rows written before run_kind existed count for both kinds.
+    same_kind = F.col("run_kind").isNull() | (F.col("run_kind") == F.lit(run.run_kind))
+    earlier = (
+        (F.col("dataset") == F.lit(run.dataset)) & wanted & ~F.coalesce(F.col("excluded"), F.lit(False))
+        & (F.col("data_date") < F.lit(run.data_moment)) & same_kind
+        & F.col("map_index").eqNullSafe(F.lit(run.map_index).cast("int"))
+    )
+    latest_attempt = Window.partitionBy("rule_id", "data_date").orderBy(
+        F.col("validated_at").desc(), F.col("run_id").desc()
+    )
+    newest = Window.partitionBy("rule_id").orderBy(F.col("data_date").desc())
     rows = (
         history
         .where(earlier)
+        .select("rule_id", "data_date", "metric_value", F.row_number().over(latest_attempt).alias("attempt"))
+        .where((F.col("attempt") == 1) & F.col("metric_value").isNotNull())
         .select("rule_id", "metric_value", F.row_number().over(newest).alias("newest"))
         .where(F.col("newest") <= max(needs.values()))
         .collect()
@@ -383,6 +541,11 @@ def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
             # keeps its format, location and properties; its own commit protocol decides how
             # atomic that is.
             rows.coalesce(1).write.saveAsTable(staged)
+            if tuple(rows.columns) == HISTORY_COLUMNS:
+                # insertInto goes by position: a table written before the added columns gets them first.
+                added = _missing_columns(spark, spec, spark.table(spec.table).schema, HISTORY_SCHEMA)
+                if added:
+                    _add_columns(spark, spec.table, added)
             spark.table(staged).write.insertInto(spec.table, overwrite=True)
         except Exception:
             publication.rollback()
@@ -408,15 +571,45 @@ def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
 # -- monitoring: seed 004's summaries over the store ---------------------------------------------
 
 
-def _recent(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str | None,
-            days: int | None) -> DataFrame:
+def _counted(history: DataFrame) -> DataFrame:
+    """The rows that count: per dataset, rule, kind, map index and data interval, the latest
+    attempt's (excluded runs left out), as the baselines and the index read the store."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = read_history(spark, store).withColumn("run_date", F.to_date("validated_at"))
+    interval = ("dataset", "rule_id", "run_kind", "map_index", "data_date")
+    latest = Window.partitionBy(*interval).orderBy(F.col("validated_at").desc(), F.col("run_id").desc())
+    return (
+        history.where(~F.coalesce(F.col("excluded"), F.lit(False)))
+        .withColumn("_attempt", F.row_number().over(latest))
+        .where(F.col("_attempt") == 1)
+        .drop("_attempt")
+    )
+
+
+def _utc_date(column: str) -> Any:
+    """The UTC calendar date of a timestamp column, whatever the session's time zone (which
+    ``to_date`` would use: a midnight-UTC interval would fall on the day before in New York)."""
+    from pyspark.sql import functions as F
+
+    return F.date_from_unix_date(F.floor(F.unix_seconds(F.col(column)) / 86400).cast("int"))
+
+
+def _recent(spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str | None,
+            days: int | None) -> DataFrame:
+    """The rows that count (:func:`_counted`), ``data_date`` made the data's UTC date; only
+    ``dataset``'s, and only data dates of the last ``days`` days (today, UTC, being one)."""
+    from pyspark.sql import functions as F
+
+    rows = read_history(spark, store)
     if dataset is not None:
         rows = rows.where(F.col("dataset") == F.lit(dataset))
+    # The interval's start kept as a number: a day may hold several intervals (an hourly DAG).
+    rows = _counted(rows).withColumn("_data_micros", F.unix_micros("data_date"))
+    rows = rows.withColumn("data_date", _utc_date("data_date"))
     if days is not None:
-        rows = rows.where(F.col("run_date") > F.date_sub(F.current_date(), days))
+        today = dt.datetime.now(dt.timezone.utc).date()
+        rows = rows.where(F.col("data_date") > F.lit(today - dt.timedelta(days=days)))
     return rows
 
 
@@ -436,15 +629,16 @@ def daily_summary(
     spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, dataset: str | None = None,
     days: int | None = None,
 ) -> DataFrame:
-    """Per day and dataset: the runs, the results, how many passed, warned and failed, and the
-    pass rate in percent (a warn passes). Newest day first."""
+    """Per data date (UTC) and dataset: the runs that count (each interval's latest attempt),
+    their results, how many passed, warned and failed, and the pass rate in percent (a warn
+    passes). Newest data date first."""
     from pyspark.sql import functions as F
 
     return (
         _recent(spark, history, dataset, days)
-        .groupBy("run_date", "dataset")
+        .groupBy("data_date", "dataset")
         .agg(F.count_distinct("run_id").alias("runs"), *_outcomes())
-        .orderBy(F.col("run_date").desc(), "dataset")
+        .orderBy(F.col("data_date").desc(), "dataset")
     )
 
 
@@ -452,14 +646,15 @@ def dimension_summary(
     spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, dataset: str | None = None,
     days: int | None = None,
 ) -> DataFrame:
-    """Per day, dataset and dimension (NULL for rules without one): results and outcomes."""
+    """Per data date (UTC), dataset and dimension (NULL for rules without one): results and
+    outcomes of each interval's latest attempt."""
     from pyspark.sql import functions as F
 
     return (
         _recent(spark, history, dataset, days)
-        .groupBy("run_date", "dataset", "dimension")
+        .groupBy("data_date", "dataset", "dimension")
         .agg(*_outcomes())
-        .orderBy(F.col("run_date").desc(), "dataset", F.col("dimension").asc_nulls_last())
+        .orderBy(F.col("data_date").desc(), "dataset", F.col("dimension").asc_nulls_last())
     )
 
 
@@ -467,20 +662,21 @@ def rule_trend(
     spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, rule_id: str | None = None,
     dataset: str | None = None, days: int | None = 30,
 ) -> DataFrame:
-    """Per rule and day: its runs, outcomes, and the average and last metric value. Oldest
-    day first, as a trend reads."""
+    """Per rule and data date (UTC): the outcomes of its intervals' latest attempts, and the
+    average and the last metric value (of the newest interval that day). Oldest data date
+    first, as a trend reads."""
     from pyspark.sql import functions as F
 
     rows = _recent(spark, history, dataset, days)
     if rule_id is not None:
         rows = rows.where(F.col("rule_id") == F.lit(rule_id))
     return (
-        rows.groupBy("dataset", "rule_id", "run_date")
+        rows.groupBy("dataset", "rule_id", "data_date")
         .agg(
             F.first("code").alias("code"), *_outcomes(),
-            F.avg("metric_value").alias("avg_metric"), F.max_by("metric_value", "validated_at").alias("last_metric"),
+            F.avg("metric_value").alias("avg_metric"), F.max_by("metric_value", "_data_micros").alias("last_metric"),
         )
-        .orderBy("dataset", "rule_id", "run_date")
+        .orderBy("dataset", "rule_id", "data_date")
     )
 
 
@@ -488,13 +684,14 @@ def top_offenders(
     spark: SparkSession, history: Mapping[str, Any] | str | OutputSpec, top_n: int = 10, dataset: str | None = None,
     days: int | None = None,
 ) -> DataFrame:
-    """The ``top_n`` rules with the lowest pass rate (then the most failures), worst first."""
+    """The ``top_n`` rules with the lowest pass rate over their intervals' latest attempts
+    (then the most failures), worst first."""
     from pyspark.sql import functions as F
 
     return (
         _recent(spark, history, dataset, days)
         .groupBy("dataset", "rule_id")
-        .agg(F.max_by("code", "validated_at").alias("code"), *_outcomes())
+        .agg(F.max_by("code", "data_date").alias("code"), *_outcomes())
         .orderBy("pass_rate", F.col("failed").desc(), "dataset", "rule_id")
         .limit(top_n)
     )
@@ -504,88 +701,80 @@ def top_offenders(
 
 
 def _last_runs(
-    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int, dataset: str | None
-) -> dict[tuple[str, str], list[Any]]:
-    """Per (dataset, rule_id): the rows of its last ``runs`` runs, oldest first, each with
-    ``dataset_latest``, the run id of its dataset's latest run. One query.
+    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int, dataset: str | None,
+    until: dt.datetime | None = None,
+) -> list[dict[str, Any]]:
+    """The index entries (``history_index.index_entries``) of the store, or of ``dataset``'s
+    data intervals up to ``until``.
 
-    Excluded runs are left out, as the baselines leave them out: a run someone excluded was
-    declared not to count (a bad load, since fixed), so it is neither a rule's latest verdict
-    nor a point of its trend."""
+    Spark keeps, per dataset and rule, the latest attempt of each of its last ``runs`` data
+    intervals, and only those rows are collected; ``index_entries`` then reads them as it
+    reads a whole store, so the index is the same whoever reads the store. One query.
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ColaError(f"runs must be a whole number >= 1, got {runs!r}")
-    rows = read_history(spark, store).where(F.col("rule_id").isNotNull() & ~F.coalesce(F.col("excluded"), F.lit(False)))
+    rows = read_history(spark, store).where(
+        F.col("rule_id").isNotNull() & ~F.coalesce(F.col("excluded"), F.lit(False))
+    )
     if dataset is not None:
         rows = rows.where(F.col("dataset") == F.lit(dataset))
-    newest_first = (F.col("validated_at").desc(), F.col("run_id").desc())
-    newest = Window.partitionBy("dataset", "rule_id").orderBy(*newest_first)
-    # The first row of the dataset's window is its latest run (the frame runs from the top).
-    dataset_latest = F.first("run_id").over(Window.partitionBy("dataset").orderBy(*newest_first))
-    # The time as microseconds since the epoch, not the timestamp: collect() gives a timestamp as
-    # a naive datetime in this process's local time zone, which would show a run at another hour
-    # than its report (tz-aware UTC) on any host not set to UTC. The number is the same in classic
-    # mode and over Spark Connect, whatever the session's time zone.
-    latest = (
-        rows.select("dataset", "rule_id", "code", "check_name", "severity", "metric_value", "run_id",
-                    F.unix_micros("validated_at").alias("validated_micros"),
-                    F.row_number().over(newest).alias("newest"), dataset_latest.alias("dataset_latest"))
-        .where(F.col("newest") <= runs)
+    if until is not None:
+        rows = rows.where(F.col("data_date") <= F.lit(until))
+    latest_attempt = Window.partitionBy("dataset", "rule_id", "data_date").orderBy(
+        F.col("validated_at").desc(), F.col("run_id").desc()
+    )
+    newest = Window.partitionBy("dataset", "rule_id").orderBy(F.col("data_date").desc())
+    # Times as microseconds since the epoch, not timestamps: collect() gives a timestamp as a
+    # naive datetime in this process's local time zone, which would show a run at another hour
+    # than its report (tz-aware UTC) on any host not set to UTC. The number is the same in
+    # classic mode and over Spark Connect, whatever the session's time zone.
+    kept = (
+        rows.select("*", F.row_number().over(latest_attempt).alias("_attempt"))
+        .where(F.col("_attempt") == 1)
+        .select("*", F.row_number().over(newest).alias("_newest"))
+        .where(F.col("_newest") <= runs)
+        .select(
+            "dataset", "rule_id", "code", "check_name", "severity", "metric_value", "run_id",
+            F.unix_micros("data_date").alias("data_micros"), F.unix_micros("validated_at").alias("validated_micros"),
+            "excluded",
+        )
         .collect()
     )
-    grouped: dict[tuple[str, str], list[Any]] = {}
-    for row in sorted(latest, key=lambda row: -row["newest"]):
-        grouped.setdefault((row["dataset"], row["rule_id"]), []).append(row)
-    return grouped
-
-
-def _utc(micros: int | None) -> dt.datetime | None:
-    """A ``unix_micros`` value as a tz-aware UTC datetime (None for a row without a time)."""
-    return None if micros is None else _EPOCH + dt.timedelta(microseconds=micros)
-
-
-def _points(rows: Sequence[Any]) -> list[tuple[dt.datetime | None, float | None, str]]:
-    return [(_utc(row["validated_micros"]), row["metric_value"], row["severity"]) for row in rows]
+    return index_entries([row.asDict() for row in kept], runs)
 
 
 def history_trends(
-    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str, runs: int = 20
-) -> dict[str, list[tuple[dt.datetime | None, float | None, str]]]:
-    """Per ``rule_id`` of ``dataset``: its last ``runs`` runs, oldest first, each
-    ``(validated_at, metric_value, severity)``: the ``trends`` of ``cola_core.pages.render_html``.
-    ``validated_at`` is a tz-aware UTC datetime whatever this process's or the session's time
-    zone, as the run's own report has it. Excluded runs are left out. An empty dict when the
-    store does not exist yet.
+    spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, dataset: str, runs: int = 20,
+    until: dt.datetime | None = None,
+) -> dict[str, list[TrendPoint]]:
+    """Per ``rule_id`` of ``dataset``: its last ``runs`` data intervals (up to the data date
+    ``until``, when given), oldest first, each ``(data_date, metric_value, severity)`` of the
+    interval's latest attempt: the ``trends`` of ``cola_core.pages.render_html``. ``data_date``
+    is a tz-aware UTC datetime whatever this process's or the session's time zone. Excluded
+    runs are left out. An empty dict when the store does not exist yet.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
         ColaOutputError: the store exists but is not a Cola history.
     """
-    return {rule_id: _points(rows) for (_, rule_id), rows in _last_runs(spark, store, runs, dataset).items()}
+    return {entry["rule_id"]: entry["trend"] for entry in _last_runs(spark, store, runs, dataset, until)}
 
 
 def index_rows(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int = 20
 ) -> list[dict[str, Any]]:
-    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.pages.render_index``:
-    ``dataset``, ``rule_id``, and from its latest run ``code``, ``check_name``, ``severity`` and
-    ``validated_at`` (tz-aware UTC, as in :func:`history_trends`); ``trend`` is its last
-    ``runs`` runs, oldest first; ``current`` is False for a rule its dataset's latest run did
-    not check (a rule since removed or renamed), whose verdict is then only history. Sorted by
-    dataset and rule. Excluded runs are left out.
+    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.pages.render_index``
+    (see ``cola_core.history_index.index_entries``): from the latest attempt of its newest data
+    interval ``code``, ``check_name``, ``severity``, ``data_date`` and ``validated_at``
+    (tz-aware UTC); ``trend``, its last ``runs`` intervals, oldest first; ``current``, False
+    for a rule its dataset's newest interval did not check. Sorted by dataset and rule.
+    Excluded runs are left out.
 
     Raises:
         ColaError: ``runs`` is not a whole number >= 1.
         ColaOutputError: the store exists but is not a Cola history.
     """
-    index = []
-    for (dataset, rule_id), rows in sorted(_last_runs(spark, store, runs, None).items()):
-        latest = rows[-1]
-        index.append({
-            "dataset": dataset, "rule_id": rule_id, "code": latest["code"], "check_name": latest["check_name"],
-            "severity": latest["severity"], "validated_at": _utc(latest["validated_micros"]), "trend": _points(rows),
-            "current": latest["run_id"] == latest["dataset_latest"],
-        })
-    return index
+    return _last_runs(spark, store, runs, None)

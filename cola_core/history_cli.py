@@ -6,7 +6,13 @@
     cola history html --history OUTPUT PATH [--runs N]
 
 ``html`` writes an index page (``cola_core.pages.render_index``): one row per dataset and rule,
-worst first, with a sparkline of its last N runs.
+worst first, with a sparkline of its last N data intervals.
+
+The summaries and the index go by the data's date (``data_date``), each data interval counted
+once, by its latest attempt: a rerun or a backfill replaces its interval's earlier attempt.
+``--days N`` keeps the data dates of the last N days (UTC). ``prune --older-than`` goes by
+when the rows were written (the clock), not by their data's date, so a backfill of old data
+is kept as long as any other run.
 
 ``exclude`` and ``prune`` are the only commands that rewrite a store; run them when no job
 appends to it.
@@ -58,15 +64,18 @@ def add_history_commands(commands: Any) -> None:
     )
     exclude = actions.add_parser("exclude", parents=[store], help="mark a run so that baselines skip it")
     exclude.add_argument("--run-id", required=True, metavar="ID", help="the run to exclude")
-    prune = actions.add_parser("prune", parents=[store], help="delete rows older than a duration")
-    prune.add_argument("--older-than", required=True, metavar="DURATION", help="such as 90d, 12h or 3600s")
-    for name, words in (("daily", "runs and outcomes per day and dataset"),
-                        ("dimensions", "outcomes per day, dataset and dimension"),
-                        ("trend", "a rule's outcomes and metric per day"),
+    prune = actions.add_parser("prune", parents=[store], help="delete rows written longer ago than a duration")
+    prune.add_argument(
+        "--older-than", required=True, metavar="DURATION",
+        help="such as 90d, 12h or 3600s, counted from when each row was written (not its data's date)",
+    )
+    for name, words in (("daily", "runs and outcomes per data date and dataset"),
+                        ("dimensions", "outcomes per data date, dataset and dimension"),
+                        ("trend", "a rule's outcomes and metric per data date"),
                         ("top", "the rules with the lowest pass rate")):
         summary = actions.add_parser(name, parents=[store], help=words)
         summary.add_argument("--dataset", metavar="NAME", help="only this dataset")
-        summary.add_argument("--days", type=int, metavar="N", help="only the last N days")
+        summary.add_argument("--days", type=int, metavar="N", help="only the data dates of the last N days (UTC)")
         summary.add_argument("--json", action="store_true", help="print one JSON object per row instead of a table")
         if name == "trend":
             summary.add_argument("--rule-id", metavar="ID", help="only this rule")
@@ -76,7 +85,9 @@ def add_history_commands(commands: Any) -> None:
         "html", parents=[store], help="write an HTML index: every dataset and rule, worst first, with its trend"
     )
     page.add_argument("path", metavar="PATH", help="the HTML file to write (a local path or a file: URI)")
-    page.add_argument("--runs", type=int, default=20, metavar="N", help="the runs each trend shows (default 20)")
+    page.add_argument(
+        "--runs", type=int, default=20, metavar="N", help="the data intervals each trend shows (default 20)"
+    )
 
 
 def checked_history_arguments(args: argparse.Namespace) -> OutputSpec:

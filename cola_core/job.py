@@ -20,11 +20,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from cola_core._values import utc_datetime
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.specs import FORMATS, OutputSpec, SourceSpec, history_spec, parse_output, parse_source
 
-__all__ = ["COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_samples", "job_parser", "remote_url"]
+__all__ = [
+    "COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_moment", "checked_samples", "job_parser", "remote_url",
+]
 
 Command = Literal["check", "split"]
 COMMANDS: tuple[Command, ...] = ("check", "split")
@@ -37,6 +40,20 @@ def checked_samples(samples: Any) -> int:
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 0:
         raise ColaError(f"samples must be a whole number >= 0, got {samples!r}")
     return samples
+
+
+def checked_moment(value: Any, name: str) -> str:
+    """``value`` (ISO text, a date or a datetime) as the ISO text of its UTC instant.
+
+    Raises:
+        ColaError: naming ``name``, for a value that names no instant.
+    """
+    try:
+        return utc_datetime(value).isoformat()
+    except ValueError as error:
+        raise ColaError(
+            f"{name} must be an ISO date or timestamp such as 2024-01-31 or 2024-01-31T06:00:00Z: {error}"
+        ) from error
 
 
 @dataclass(frozen=True)
@@ -69,9 +86,17 @@ class JobSpec:
         history: the history store each result is appended to (append only).
         dataset: with ``history``, what was checked; the source's path, table or query hash
             by default.
-        dag_id: from Airflow, written beside each result in the history.
+        dag_id: from Airflow, shown in the HTML report and written beside each result in
+            the history.
         task_id: from Airflow, likewise.
         airflow_run_id: from Airflow, likewise.
+        data_date: the start of the data interval the job checks, ISO text (``2024-01-02``,
+            ``2024-01-02T06:00:00+00:00``; without a zone, UTC): the history keys the run by
+            it (see ``cola_core.history``), and the report shows it. From Airflow, the DAG
+            run's data interval start; without it, the run's own time.
+        data_interval_end: from Airflow, the end of that interval (ISO text).
+        logical_date: from Airflow, the DAG run's logical date (ISO text).
+        map_index: from Airflow, the mapped task instance's index.
         html: the local file the run's HTML report is written to, by the command line that
             runs the job (``cola check|split --html``; see ``cola_core.pages``); with
             ``history``, each rule's trend over its last 20 runs is drawn in it.
@@ -101,6 +126,10 @@ class JobSpec:
     dag_id: str | None = None
     task_id: str | None = None
     airflow_run_id: str | None = None
+    data_date: str | None = None
+    data_interval_end: str | None = None
+    logical_date: str | None = None
+    map_index: int | None = None
     html: str | None = None
 
     def __post_init__(self) -> None:
@@ -129,11 +158,16 @@ class JobSpec:
         if splitting and (self.valid_output is None or self.invalid_output is None):
             raise ColaError("a split job needs both valid_output and invalid_output")
         if self.history is None:
-            for name in ("dataset", "dag_id", "task_id", "airflow_run_id"):
-                if getattr(self, name) is not None:
-                    raise ColaError(f"{name} is written beside the results in a history store; give history too")
+            if self.dataset is not None:
+                raise ColaError("dataset is written beside the results in a history store; give history too")
         else:
             object.__setattr__(self, "history", history_spec(self.history))
+        for name in ("data_date", "data_interval_end", "logical_date"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, checked_moment(value, name))
+        if self.map_index is not None and (isinstance(self.map_index, bool) or not isinstance(self.map_index, int)):
+            raise ColaError(f"map_index must be a whole number, got {self.map_index!r}")
         if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset.strip()):
             raise ColaError(f"dataset must be a non-empty name, got {self.dataset!r}")
         if self.html is not None and (not isinstance(self.html, str) or not self.html.strip()):
@@ -182,6 +216,10 @@ class JobSpec:
             dag_id=args.dag_id,
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
+            data_date=None if args.data_date is None else checked_moment(args.data_date, "--data-date"),
+            data_interval_end=args.data_interval_end,
+            logical_date=args.logical_date,
+            map_index=args.map_index,
             html=args.html,
         )
 
@@ -230,7 +268,9 @@ class JobSpec:
             argv += ["--history", _output_text(self.history)]
         labels: tuple[tuple[str, str | None], ...] = (
             ("--dataset", self.dataset), ("--dag-id", self.dag_id), ("--task-id", self.task_id),
-            ("--airflow-run-id", self.airflow_run_id),
+            ("--airflow-run-id", self.airflow_run_id), ("--data-date", self.data_date),
+            ("--data-interval-end", self.data_interval_end), ("--logical-date", self.logical_date),
+            ("--map-index", None if self.map_index is None else str(self.map_index)),
         )
         for flag, label in labels:
             if label is not None:
@@ -372,9 +412,19 @@ def _common_arguments() -> argparse.ArgumentParser:
     history.add_argument(
         "--dataset", metavar="NAME", help="what was checked, in the history (default: the source's path or table)"
     )
+    history.add_argument(
+        "--data-date", metavar="DATE",
+        help="the start of the data interval checked, an ISO date or timestamp (UTC without a zone); the "
+        "history keys the run by it, so a rerun or backfill compares with the interval before (default: the "
+        "run's own time)",
+    )
+    # Set by the Airflow operators: the task's ids and its DAG run's interval, for the report and the history.
     history.add_argument("--dag-id", metavar="ID", help=argparse.SUPPRESS)
     history.add_argument("--task-id", metavar="ID", help=argparse.SUPPRESS)
     history.add_argument("--airflow-run-id", metavar="ID", help=argparse.SUPPRESS)
+    history.add_argument("--data-interval-end", metavar="DATE", help=argparse.SUPPRESS)
+    history.add_argument("--logical-date", metavar="DATE", help=argparse.SUPPRESS)
+    history.add_argument("--map-index", type=int, metavar="N", help=argparse.SUPPRESS)
     results.add_argument(
         "--fail-exit-code", type=int, default=EXIT_FAILED, metavar="N",
         help="exit status when a check failed (default: 1; 0 lets a caller decide from --results)",

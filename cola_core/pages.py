@@ -51,8 +51,8 @@ __all__ = [
     "write_page",
 ]
 
-# One earlier (or this) run of a rule: when it ran, what it measured (None for a rule that
-# measures no number), and what it concluded.
+# One data interval of a rule (its latest attempt): the interval's data date, what it measured
+# (None for a rule that measures no number), and what it concluded.
 TrendPoint = tuple[Any, float | None, str]
 
 SEVERITY_COLOURS = {"pass": "#1a7f37", "warn": "#b35900", "fail": "#cf222e"}
@@ -107,6 +107,8 @@ def render_html(
     dag_id: str | None = None,
     task_id: str | None = None,
     airflow_run_id: str | None = None,
+    data_date: dt.datetime | None = None,
+    data_interval_end: dt.datetime | None = None,
     valid_count: int | None = None,
     invalid_count: int | None = None,
     rejections: Mapping[str, int] | None = None,
@@ -122,12 +124,15 @@ def render_html(
         dag_id: from Airflow, the DAG of the task that ran the rules.
         task_id: from Airflow, that task.
         airflow_run_id: from Airflow, the DAG run's id.
+        data_date: the start of the data interval the run checked (what its history row and
+            its trend go by); not shown when none was given.
+        data_interval_end: from Airflow, the end of that interval, shown after its start.
         valid_count: for a split, the rows written to the valid output (give both or neither).
         invalid_count: for a split, the rows written to the invalid output.
         rejections: for a split, per rejection code, the invalid rows that carry it (a row
             breaking two rules counts under both).
-        trends: per ``rule_id``, its last runs oldest first (``history_trends``); each rule
-            with some gets a sparkline.
+        trends: per ``rule_id``, its last data intervals oldest first (``history_trends``);
+            each rule with some gets a sparkline.
 
     Returns:
         The page. A rule's thresholds are the result's ``thresholds`` and ``baseline``;
@@ -145,8 +150,11 @@ def render_html(
     """
     verdict = worst_severity(list(results))
     counts = {severity: sum(r.severity == severity for r in results) for severity in SEVERITIES}
+    interval = _time(data_date)
+    if interval is not None and data_interval_end is not None:
+        interval = f"{interval} to {_time(data_interval_end)}"
     facts = [
-        ("dataset", dataset), ("pipeline", pipeline), ("validated at", _time(validated_at)),
+        ("dataset", dataset), ("pipeline", pipeline), ("data date", interval), ("validated at", _time(validated_at)),
         ("DAG", dag_id), ("task", task_id), ("Airflow run", airflow_run_id),
     ]
     parts = [
@@ -187,14 +195,15 @@ def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola qualit
     Args:
         rows: one per dataset and rule (``cola_core.history.index_rows``), each with
             ``dataset``, ``rule_id``, ``severity`` (the latest), ``code``, ``check_name``,
-            ``validated_at`` (the latest run), ``trend`` (its last runs, oldest first) and
-            ``current`` (whether the dataset's latest run had the rule; a row without it is).
+            ``data_date`` (its newest data interval; ``validated_at`` for a row without one),
+            ``trend`` (its last intervals, oldest first) and ``current`` (whether the
+            dataset's newest interval had the rule; a row without it is).
         title: the page's title.
 
     Returns:
         The page (a dataset, code, name, rule id or time cut at :data:`TEXT_BYTES`; times in
         UTC): the current rules worst first (fail, then warn, then pass; then by dataset
-        and rule), then, in a table of their own, the rules their dataset's latest run did
+        and rule), then, in a table of their own, the rules their dataset's newest data interval did
         not have (since removed), in the same order. Their latest severity is an old one,
         which must not pass for today's.
     """
@@ -204,17 +213,17 @@ def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola qualit
     parts = [_head(title), f"<h1>{_clip(title, TEXT_BYTES)}</h1>"]
     if former:
         parts.append(
-            f"<p>{_rules(len(ordered))}: {len(current)} in their dataset's latest run, worst first, "
+            f"<p>{_rules(len(ordered))}: {len(current)} in their dataset's newest data interval, worst first, "
             f"then {len(former)} not in it</p>"
         )
     else:
         parts.append(f"<p>{_rules(len(ordered))}, worst first</p>")
     parts.append(_index_table(current))
     if former:
-        parts.append("<h2>Rules not in their dataset's latest run</h2>")
+        parts.append("<h2>Rules not in their dataset's newest data interval</h2>")
         parts.append(
-            f"<p>{_rules(len(former))} that ran before but not in their dataset's latest run (removed "
-            "since, most likely), worst first; the severity is that of their own latest run</p>"
+            f"<p>{_rules(len(former))} that ran before but not in their dataset's newest data interval (removed "
+            "since, most likely), worst first; the severity is that of their own newest interval</p>"
         )
         parts.append(_index_table(former))
     parts.append("</body></html>\n")
@@ -409,12 +418,13 @@ def _index_table(rows: Sequence[Mapping[str, Any]]) -> str:
         "<tr>" + "".join(f"<td>{cell}</td>" for cell in (
             _badge(row["severity"]), _clip(row["dataset"], TEXT_BYTES),
             f"<code>{_clip(row.get('code'), TEXT_BYTES)}</code>", _clip(row.get("check_name"), TEXT_BYTES),
-            f"<code>{_clip(row['rule_id'], TEXT_BYTES)}</code>", _clip(_time(row.get("validated_at")), TEXT_BYTES),
+            f"<code>{_clip(row['rule_id'], TEXT_BYTES)}</code>",
+            _clip(_time(row.get("data_date") or row.get("validated_at")), TEXT_BYTES),
             sparkline(row.get("trend") or ()),
         )) + "</tr>"
         for row in rows
     ]
-    names = ("severity", "dataset", "code", "name", "rule id", "latest", "trend")
+    names = ("severity", "dataset", "code", "name", "rule id", "data date", "trend")
     header = "".join(f"<th>{name}</th>" for name in names)
     return "\n".join([f"<table><thead><tr>{header}</tr></thead><tbody>", *lines, "</tbody></table>"])
 

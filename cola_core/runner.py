@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cola_core._values import utc_datetime
 from cola_core.checks.base import BaseCheck
 from cola_core.cola import Cola
 from cola_core.errors import ColaError
@@ -62,6 +63,8 @@ class JobOutcome:
         rejections: for a split, per rejection code, the invalid rows carrying it (codes no
             row carries left out; ``SplitOutcome.rejections``); None for a check.
         validated_at: when the rules ran: the time the report and the history rows carry.
+        data_date: the start of the data interval the job checked (``JobSpec.data_date``, UTC);
+            None when none was given (the history then keys the run by ``validated_at``).
     """
 
     results: list[CheckResult]
@@ -70,6 +73,7 @@ class JobOutcome:
     invalid_count: int | None = None
     rejections: dict[str, int] | None = None
     validated_at: dt.datetime | None = None
+    data_date: dt.datetime | None = None
 
     @property
     def passed(self) -> bool:
@@ -127,8 +131,12 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             dataset = spec.dataset or (default_dataset(source) if source is not None else None)
             if dataset is None:
                 raise ColaError("a history needs a dataset: the job has no source to name it by, so give dataset")
-            run_info = RunInfo(dataset=dataset, pipeline=spec.pipeline, dag_id=spec.dag_id, task_id=spec.task_id,
-                               airflow_run_id=spec.airflow_run_id, validated_at=validated_at)
+            run_info = RunInfo(
+                dataset=dataset, pipeline=spec.pipeline, dag_id=spec.dag_id, task_id=spec.task_id,
+                airflow_run_id=spec.airflow_run_id, validated_at=validated_at, data_date=_moment(spec.data_date),
+                data_interval_end=_moment(spec.data_interval_end), logical_date=_moment(spec.logical_date),
+                map_index=spec.map_index,
+            )
         if spec.command == "split":
             assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
             split = cola.split_write(
@@ -146,14 +154,16 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
     return JobOutcome(
         results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"),
         rejections=rejections, validated_at=validated_at,
+        data_date=_moment(spec.data_date),
     )
 
 
 def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
     """The HTML report of a run of ``spec`` (``cola_core.pages.render_html``): its time is the
-    run's ``validated_at``, the one its history rows carry; with a history, each rule has the
-    trend of its dataset's last :data:`TREND_RUNS` runs, this one included (the run has
-    appended it).
+    run's ``validated_at``, the one its history rows carry, and its data date the one it was
+    keyed by; with a history, each rule has the trend of its dataset's last :data:`TREND_RUNS`
+    data intervals up to this run's (which it has appended), so that the report of a rerun or
+    a backfill draws what the first run's did.
 
     Raises:
         ColaOutputError: the history store is not a Cola history (its trends cannot be read).
@@ -161,10 +171,16 @@ def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
     dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
     trends = None
     if spec.history is not None and dataset is not None:
-        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS)
+        until = outcome.data_date or outcome.validated_at
+        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS, until=until)
     return render_html(
         outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=outcome.validated_at,
-        dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id,
-        valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, rejections=outcome.rejections,
-        trends=trends,
+        dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, data_date=outcome.data_date,
+        data_interval_end=_moment(spec.data_interval_end), valid_count=outcome.valid_count,
+        invalid_count=outcome.invalid_count, rejections=outcome.rejections, trends=trends,
     )
+
+
+def _moment(text: str | None) -> dt.datetime | None:
+    """A ``JobSpec`` time (ISO text, checked when the spec was made) as a tz-aware UTC datetime."""
+    return None if text is None else utc_datetime(text)

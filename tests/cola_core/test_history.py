@@ -52,21 +52,36 @@ def test_a_run_appends_one_row_per_result_with_what_it_measured(spark, people, t
     store = tmp_path / "history"
     at = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
     info = RunInfo(dataset="crm.people", pipeline="nightly", dag_id="d", task_id="t", airflow_run_id="r",
-                   run_id="run-1", validated_at=at)
+                   run_id="run-1", validated_at=at, data_date=dt.date(2026, 4, 30),
+                   data_interval_end=dt.datetime(2026, 5, 1), logical_date=dt.datetime(2026, 4, 30), map_index=3)
     results = Cola().run(people, RULES, history=str(store), run_info=info)
     frame = spark.read.parquet(str(store))
     assert tuple(frame.columns) == HISTORY_COLUMNS
     row_count_id = results[1].rule_id
     sql_id = results[2].rule_id
+    # Times as collect() gives them: naive, in this (UTC) host's time; a date is its midnight in UTC.
+    interval = (dt.datetime(2026, 4, 30), dt.datetime(2026, 5, 1), dt.datetime(2026, 4, 30), 3, "check")
     assert sorted(tuple(row) for row in frame.drop("validated_at").collect()) == sorted([
         ("run-1", "nightly", "crm.people", "emails", "not_null(email)", "not_null", None, "Completeness", "fail",
-         False, 2, None, None, 3, "d", "t", "r", False),
+         False, 2, None, None, 3, "d", "t", "r", False, *interval),
         ("run-1", "nightly", "crm.people", row_count_id, "row_count", "row_count", None, None, "pass", True, 0,
-         3.0, None, 3, "d", "t", "r", False),
+         3.0, None, 3, "d", "t", "r", False, *interval),
         ("run-1", "nightly", "crm.people", sql_id, "sql", "sql", None, None, "pass", True, 0, None, None, None,
-         "d", "t", "r", False),
+         "d", "t", "r", False, *interval),
     ])
     assert {row.validated_at for row in frame.collect()} == {at.replace(tzinfo=None)}
+
+
+def test_without_a_data_date_a_run_is_keyed_by_its_own_time_and_a_split_says_so(spark, people, tmp_path):
+    store = str(tmp_path / "history")
+    at = dt.datetime(2026, 5, 1, 12, 30, tzinfo=dt.timezone.utc)
+    Cola().run(people, RULES[:1], history=store, run_info=RunInfo(dataset="p", run_id="run-1", validated_at=at))
+    Cola().split_write(people, RULES[:1], str(tmp_path / "v"), str(tmp_path / "i"), history=store, dataset="p",
+                       data_date=dt.datetime(2026, 5, 1, 8, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))))
+    rows = sorted(spark.read.parquet(store).select("data_date", "run_kind", "map_index").collect())
+    assert [tuple(row) for row in rows] == [
+        (dt.datetime(2026, 5, 1, 6, 0), "split", None), (dt.datetime(2026, 5, 1, 12, 30), "check", None),
+    ]
 
 
 def test_runs_append_and_share_a_run_id_within_a_run(spark, people, tmp_path):
@@ -159,7 +174,7 @@ def test_malformed_stores_are_refused_in_pure_python(store, message):
 def test_a_history_needs_a_dataset_and_a_dataset_needs_a_history(people, tmp_path):
     with pytest.raises(ColaError, match=r"^a history needs 'dataset', the name of what was checked"):
         Cola().run(people, RULES, history=str(tmp_path / "h"))
-    with pytest.raises(ColaError, match=r"^'dataset' and 'run_info' say what a history row is about; give 'history'"):
+    with pytest.raises(ColaError, match=r"^'dataset', 'data_date' and 'run_info' say what a history row is about; give"):
         Cola().run(people, RULES, dataset="p")
     assert not (tmp_path / "h").exists()
 
@@ -342,12 +357,13 @@ def monitored(spark, tmp_path):
         2: [("r1", "pass", "Completeness", 0.0), ("r2", "warn", "Validity", 3.0)],
     }
     for day, results in days.items():
-        for run in ("a", "b") if day == 1 else ("c",):
+        # Day 1 has two runs, an hour apart: with no data date given, each is keyed by its own time.
+        for hour, run in enumerate(("a", "b") if day == 1 else ("c",)):
             made = [CheckResult("x", severity != "fail", "m", int(severity == "fail"), metric, severity,
                                 code=rule_id.upper(), dimension=dimension, rule_id=rule_id)
                     for rule_id, severity, dimension, metric in results]
             append_history(spark, store, made, RunInfo(dataset="orders", run_id=f"{run}{day}",
-                                                      validated_at=_day(day)))
+                                                      validated_at=_day(day) + dt.timedelta(hours=hour)))
     return store
 
 
@@ -460,15 +476,59 @@ def test_a_retried_airflow_task_never_compares_with_its_own_earlier_attempt(spar
     store = str(tmp_path / "h")
     rules = [{"type": "row_count", "must_be": "change between -10% and 10%"}]
 
-    def attempt(rows, run):
-        info = RunInfo(dataset="d", dag_id="dag", task_id="task", airflow_run_id=run)
+    def attempt(rows, day):
+        info = RunInfo(dataset="d", dag_id="dag", task_id="task", airflow_run_id=f"scheduled__{day}",
+                       data_date=dt.date(2026, 3, day))
         (result,) = Cola().run(spark.range(rows), rules, history=store, run_info=info)
         return result.severity, result.baseline
 
-    assert attempt(100, "day1") == ("pass", None)
-    assert attempt(50, "day2") == ("fail", 100.0)
-    # The same Airflow run again (a retry, a cleared task): still judged against day 1.
-    assert attempt(50, "day2") == ("fail", 100.0)
+    assert attempt(100, 1) == ("pass", None)
+    assert attempt(50, 2) == ("fail", 100.0)
+    # The same data interval again (a retry, a cleared task): still judged against day 1.
+    assert attempt(50, 2) == ("fail", 100.0)
+
+
+def test_a_backfill_and_a_rerun_compare_with_the_data_interval_before_theirs(spark, tmp_path):
+    store = str(tmp_path / "h")
+    rules = [{"type": "row_count", "must_be": "change between -10% and 10%"}]
+
+    def attempt(rows, day):
+        (result,) = Cola().run(spark.range(rows), rules, history=store, dataset="d", data_date=dt.date(2026, 3, day))
+        return result.severity, result.baseline
+
+    assert attempt(100, 1) == ("pass", None)
+    assert attempt(100, 3) == ("pass", 100.0)  # day 2 is not in yet: day 1 is the interval before
+    assert attempt(95, 2) == ("pass", 100.0)  # backfilled after day 3: compared with day 1, never day 3
+    assert attempt(90, 2) == ("pass", 100.0)  # rerun: its own interval's first attempt is no baseline
+    assert attempt(100, 3) == ("fail", 90.0)  # day 3 again: day 2's latest attempt (90) counts
+    # The summaries count each interval once, by its latest attempt.
+    assert [(row.data_date, row.runs, row.results) for row in daily_summary(spark, store).collect()] == [
+        (dt.date(2026, 3, 3), 1, 1), (dt.date(2026, 3, 2), 1, 1), (dt.date(2026, 3, 1), 1, 1),
+    ]
+    assert [(row.data_date, row.last_metric) for row in rule_trend(spark, store, days=None).collect()] == [
+        (dt.date(2026, 3, 1), 100.0), (dt.date(2026, 3, 2), 90.0), (dt.date(2026, 3, 3), 100.0),
+    ]
+
+
+def test_a_split_compares_with_earlier_splits_and_a_check_with_earlier_checks(spark, tmp_path):
+    store = str(tmp_path / "h")
+    rules = [{"type": "row_count", "must_be": "change between -10% and 10%"}]
+    cola = Cola()
+
+    def check(rows, day):
+        (result,) = cola.run(spark.range(rows), rules, history=store, dataset="d", data_date=dt.date(2026, 3, day))
+        return result.baseline
+
+    def split(rows, day):
+        outcome = cola.split_write(spark.range(rows), rules, str(tmp_path / f"v{day}"), str(tmp_path / f"i{day}"),
+                                   history=store, dataset="d", data_date=dt.date(2026, 3, day))
+        return outcome.results[0].baseline
+
+    assert (check(100, 1), split(100, 1)) == (None, None)
+    assert check(80, 2) == 100.0
+    # The check of day 2 ran after the split of day 1, yet the split compares with a split.
+    assert split(100, 2) == 100.0
+    assert check(80, 3) == 80.0
 
 
 def test_a_quoted_table_store_gets_its_failed_records_beside_it(spark, people):

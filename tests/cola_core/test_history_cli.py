@@ -29,7 +29,7 @@ def store(spark, tmp_path):
 def test_daily_prints_a_table_and_json_lines(store, capsys):
     assert main(["history", "daily", "--history", store]) == 0
     assert capsys.readouterr().out == (
-        "RUN_DATE    DATASET  RUNS  RESULTS  PASSED  WARNED  FAILED  PASS_RATE\n"
+        "DATA_DATE   DATASET  RUNS  RESULTS  PASSED  WARNED  FAILED  PASS_RATE\n"
         "2026-03-02  orders   1     1        1       0       0       100.0\n"
         "2026-03-01  orders   1     1        0       0       1       0.0\n"
     )
