@@ -1,5 +1,5 @@
 """What a task does with a results summary: push it, put it on the outlets' asset events,
-then branch, fail or log.
+log it, alert, then branch, fail or log.
 
 Shared by the operators and the ``@cola_check`` decorator, so the three behave the same.
 """
@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, code_of, headline, result_line, send_alerts
 from airflow_provider_cola.errors import ColaChecksFailed
 from cola_core.result import SEVERITIES, Severity
 
@@ -105,8 +106,7 @@ def describe_results(results: Sequence[Mapping[str, Any]], severity: Severity) -
     lines = []
     for result in results:
         if result["severity"] == severity:
-            name = f"{result['check_name']}: " if result.get("check_name") else ""
-            lines.append(f"  [{severity.upper()}] {name}{result['message']}")
+            lines.append(result_line(result))
             # Offending rows, when the task asked for samples: what to look at first.
             lines.extend(f"      e.g. {json.dumps(row, default=str)}" for row in result.get("samples") or [])
     return "\n".join(lines)
@@ -119,11 +119,21 @@ def settle(
     *,
     on_failure: OnFailure,
     branch: Mapping[Severity, list[str]] | None,
+    on_quality: Sequence[AlertTarget] = (),
+    on_quality_severity: AlertSeverity = "fail",
+    report_url: str | None = None,
 ) -> Mapping[str, Any]:
-    """Push ``summary`` as the task's ``return_value``, then branch, fail or log.
+    """Push ``summary`` as the task's ``return_value``, log it, alert, then branch, fail or log.
 
     The push is explicit because branching skips tasks by raising, and so does failing: in
-    both cases the task runner never pushes what ``execute`` would have returned.
+    both cases the task runner never pushes what ``execute`` would have returned. The
+    ``on_quality`` alerts fire after the push and before the task branches or fails
+    (``alerts.send_alerts``); one that fails is a warning.
+
+    The first line logged says what the run found. A run that failed or warned says it at
+    WARNING level, the codes that broke first, and where a branch goes: with ``branch``, a
+    failing check task succeeds (it is green in the grid), and this line is what marks it.
+    Airflow 3.3's Task SDK has no way for a running task to set its own task-instance note.
 
     Raises:
         ColaChecksFailed: a check failed, no ``branch`` is given and ``on_failure`` is ``fail``.
@@ -139,18 +149,18 @@ def settle(
     severity = summary["severity"]
     results = summary["results"]
     counts = summary["counts"]
-    task.log.info(
-        "Cola: %s (%d passed, %d warned, %d failed)", severity, counts["pass"], counts["warn"], counts["fail"]
-    )
+    follow = None if branch is None else branch.get(severity)
+    _log_outcome(task, summary, on_failure, branch, follow)
     if counts["warn"]:
         task.log.warning("Cola checks that warned:\n%s", describe_results(results, "warn"))
     failed = describe_results(results, "fail")
+    if branch is not None and failed:
+        task.log.warning("Cola checks that failed:\n%s", failed)
+    send_alerts(
+        task.log, context, summary, on_quality=on_quality, on_quality_severity=on_quality_severity,
+        report_url=report_url,
+    )
     if branch is not None:
-        if failed:
-            task.log.warning("Cola checks that failed:\n%s", failed)
-        follow = branch.get(severity)
-        if follow is None:
-            task.log.info("branch has no entry for %r: skipping every downstream task", severity)
         task.do_branch(context, follow)
         return summary
     if not failed:
@@ -160,6 +170,38 @@ def settle(
     log = task.log.warning if on_failure == "warn" else task.log.info
     log("Cola checks that failed (on_failure=%r, so the task succeeds):\n%s", on_failure, failed)
     return summary
+
+
+def _log_outcome(
+    task: BranchMixIn,
+    summary: Mapping[str, Any],
+    on_failure: OnFailure,
+    branch: Mapping[Severity, list[str]] | None,
+    follow: list[str] | None,
+) -> None:
+    """The run's first line: ``Cola: pass (5 passed, 0 warned, 0 failed)`` for a pass, else
+    ``Cola: FAIL: <headline>; following quarantine`` (:func:`alerts.headline`).
+
+    At WARNING level unless the run passed, or failed under ``on_failure="skip"`` (informative
+    rules, whose failures are logged as information).
+    """
+    severity = summary["severity"]
+    counts = summary["counts"]
+    if severity == "pass":
+        task.log.info(
+            "Cola: pass (%d passed, %d warned, %d failed)", counts["pass"], counts["warn"], counts["fail"]
+        )
+        if branch is not None and follow is None:
+            task.log.info("branch has no entry for 'pass': skipping every downstream task")
+        return
+    line = f"Cola: {severity.upper()}: {headline(summary)}"
+    if branch is not None:
+        if follow is None:
+            line += f"; branch has no entry for {severity!r}: skipping every downstream task"
+        else:
+            line += f"; following {', '.join(follow)}"
+    quiet = branch is None and on_failure == "skip" and severity == "fail"
+    (task.log.info if quiet else task.log.warning)("%s", line)
 
 
 def asset_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,8 +225,8 @@ def asset_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
     extra: dict[str, Any] = {
         "severity": summary["severity"],
         "counts": {severity: int(summary["counts"][severity]) for severity in SEVERITIES},
-        "failed_codes": [_code(result) for result in failed],
-        "warned_codes": [_code(result) for result in warned],
+        "failed_codes": [code_of(result) for result in failed],
+        "warned_codes": [code_of(result) for result in warned],
         "rule_ids": [result.get("rule_id") for result in results],
         "failed_rule_ids": [result.get("rule_id") for result in failed],
     }
@@ -192,10 +234,6 @@ def asset_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
         extra["valid_count"] = int(summary["valid_count"])
         extra["invalid_count"] = int(summary["invalid_count"])
     return extra
-
-
-def _code(result: Mapping[str, Any]) -> str:
-    return str(result.get("code") or result["rule_type"])
 
 
 def attach_to_outlets(task: BranchMixIn, context: Context, summary: Mapping[str, Any]) -> None:

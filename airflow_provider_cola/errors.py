@@ -5,7 +5,8 @@ Airflow should do next.
   local source path that does not exist). Retrying cannot help, so it is an
   ``AirflowFailException`` and fails the task at once.
 - :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (``cola``'s
-  exit status 2, or the error its results file records). Final too: a retry would submit the
+  exit status 2, or the error its results file records; in the worker, a ``cola_core``
+  error or a query Spark refused: :func:`refusal_of`). Final too: a retry would submit the
   same inputs and start another JVM for the same refusal.
 - :class:`ColaChecksFailed`: the data broke a rule under ``on_failure="fail"``. Also final:
   a retry would read the same data.
@@ -21,7 +22,9 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-__all__ = ["ColaChecksFailed", "ColaConfigError", "ColaJobError", "ColaJobRefused", "ColaProviderError"]
+__all__ = [
+    "ColaChecksFailed", "ColaConfigError", "ColaJobError", "ColaJobRefused", "ColaProviderError", "refusal_of",
+]
 
 
 class ColaProviderError(AirflowException):
@@ -54,3 +57,36 @@ class ColaChecksFailed(ColaProviderError, AirflowFailException):
     def __init__(self, message: str, summary: Mapping[str, Any]) -> None:
         super().__init__(message)
         self.summary = summary
+
+
+def refusal_of(error: BaseException) -> ColaJobRefused | None:
+    """The final error for what the engine, run in this worker, refused; None for a crash.
+
+    What ``cola`` refuses with exit status 2, the tasks that run the engine in the worker
+    (``@cola_check``, the operators over Spark Connect) refuse without a retry, with the same
+    message: a ``cola_core.ColaError`` (a rule naming a column the data does not have, a
+    source that cannot be read, an output that cannot be written), and a query Spark refused
+    to analyse (``AnalysisException``: "Spark refused a query: ..."). Anything else (a lost
+    executor, a Spark Connect server that cannot be reached) may be transient, and keeps
+    raising as it is, so that the task's ``retries`` apply.
+
+    Args:
+        error: what the engine's run raised.
+
+    Returns:
+        The ``ColaJobRefused`` to raise ``from error``, or None to let ``error`` through.
+    """
+    from cola_core._spark_errors import first_line, is_unreachable
+    from cola_core.errors import ColaError
+
+    if isinstance(error, ColaError):
+        return ColaJobRefused(str(error))
+    if is_unreachable(error):  # said first: over Spark Connect, every error is a gRPC one
+        return None
+    try:
+        from pyspark.errors import AnalysisException
+    except ImportError:  # without pyspark, nothing here raised one
+        return None
+    if isinstance(error, AnalysisException):
+        return ColaJobRefused(f"Spark refused a query: {first_line(error)}")
+    return None

@@ -136,21 +136,27 @@ def report_record_of(recorded: Any) -> tuple[Path, str] | None:
     return Path(recorded["path"]), recorded["sha256"]
 
 
-def push_report(context: Mapping[str, Any], path: Path | None) -> None:
+def push_report(context: Mapping[str, Any], path: Path | None) -> str | None:
     """Push :func:`report_record` of the page under :data:`REPORT_XCOM_KEY` when the run wrote
     it (the link and the plugin read it); nothing otherwise.
 
     A page written but not readable back pushes nothing and logs a warning, as a page that
     cannot be written does: the check's result stands, only its link is missing.
+
+    Returns:
+        The "Cola report" link's URL (:func:`report_url`) when a record was pushed, for the
+        task's alerts; None otherwise.
     """
     if path is None or not path.is_file():
-        return
+        return None
     try:
         record = report_record(path)
     except OSError as error:
         log.warning("The Cola report %s was written but cannot be read back, so it has no link: %s", path, error)
-        return
-    context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=record)
+        return None
+    ti = context["ti"]
+    ti.xcom_push(key=REPORT_XCOM_KEY, value=record)
+    return report_url(ti.dag_id, ti.run_id, ti.task_id, ti.map_index)
 
 
 def url_prefix() -> str:

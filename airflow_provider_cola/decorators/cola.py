@@ -31,7 +31,8 @@ from airflow_provider_cola._outcome import (
 )
 from airflow_provider_cola._rules import RuleBlock, dag_folder, history_job_fields, load_rules, split_job_fields
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
-from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
+from airflow_provider_cola.errors import ColaConfigError, refusal_of
 from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
 from cola_core._spark_errors import first_line
 from cola_core.errors import ColaError
@@ -72,6 +73,8 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         conn_id: str | None = None,
         on_failure: OnFailure = "fail",
         branch: Mapping[Severity, str | list[str]] | None = None,
+        on_quality: AlertTarget | Sequence[AlertTarget] | None = None,
+        on_quality_severity: AlertSeverity = "fail",
         conf: dict[str, Any] | None = None,
         samples: int = 0,
         allow_external_access: bool = False,
@@ -91,6 +94,8 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         self.conn_id = conn_id
         self.on_failure = checked_on_failure(on_failure)
         self.branch = checked_branch(branch)
+        self.on_quality = checked_on_quality(on_quality)
+        self.on_quality_severity = checked_on_quality_severity(on_quality_severity)
         self.conf = conf
         self.samples = checked_samples(samples)
         self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
@@ -158,10 +163,19 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
             summary = super().execute(context)
         except Exception as error:
             self._stop_if_killed(error)  # what interrupting the session made the running job raise
+            # Not retried, as the operators refuse them: a rule naming a column the DataFrame
+            # does not have, a source or output error, a query Spark refused to analyse. A
+            # crash (a lost executor, a Spark Connect server out of reach) is retried.
+            refusal = refusal_of(error)
+            if refusal is not None:
+                raise refusal from error
             raise
         self._stop_if_killed()
-        push_report(context, self._page)
-        return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+        report_url = push_report(context, self._page)
+        return settle(
+            self, context, summary, on_failure=self.on_failure, branch=self.branch, on_quality=self.on_quality,
+            on_quality_severity=self.on_quality_severity, report_url=report_url,
+        )
 
     def execute_callable(self) -> dict[str, Any]:
         from pyspark.sql import DataFrame
@@ -384,6 +398,8 @@ def cola_check(
     conn_id: str | None = None,
     on_failure: OnFailure = "fail",
     branch: Mapping[Severity, str | list[str]] | None = None,
+    on_quality: AlertTarget | Sequence[AlertTarget] | None = None,
+    on_quality_severity: AlertSeverity = "fail",
     conf: dict[str, Any] | None = None,
     samples: int = 0,
     allow_external_access: bool = False,
@@ -415,6 +431,9 @@ def cola_check(
             the process is used as it is.
         on_failure: ``fail`` (default), ``warn`` or ``skip``, as for ``ColaCheckOperator``.
         branch: ``{"pass": ..., "warn": ..., "fail": ...}``, as for ``ColaCheckOperator``.
+        on_quality: notifiers or callables fired when the run's worst severity reaches
+            ``on_quality_severity``, with ``cola`` in their context, as for ``ColaCheckOperator``.
+        on_quality_severity: ``fail`` (default) or ``warn``, as for ``ColaCheckOperator``.
         conf: Spark settings for the session the task starts. (templated) Values whose key
             names a secret (``spark.myapp.credential``...) are masked in the Rendered Template
             view and the log, as for the operators.
@@ -450,6 +469,13 @@ def cola_check(
         ColaConfigError: (when the decorated function is called in a DAG) a split given by
             halves: one of ``valid_output``/``invalid_output``, or ``annotate`` or
             ``quarantine_key`` without both.
+        ValueError: (when the decorated function is called in a DAG) an ``on_failure``,
+            ``branch``, ``on_quality`` or ``on_quality_severity`` of the wrong kind.
+
+    When the task runs, what the engine refuses (a rule naming a column the DataFrame does
+    not have, a source or an output error, SQL Spark cannot analyse, in the rules or in the
+    function's own query) fails it with ``ColaJobRefused``, without a retry, as the operators
+    do; a crash (a lost Spark Connect server) is retried.
     """
     kwargs.pop("multiple_outputs", None)  # the result is one dict, pushed as one value
     return task_decorator_factory(
@@ -460,6 +486,8 @@ def cola_check(
         conn_id=conn_id,
         on_failure=on_failure,
         branch=branch,
+        on_quality=on_quality,
+        on_quality_severity=on_quality_severity,
         conf=conf,
         samples=samples,
         allow_external_access=allow_external_access,

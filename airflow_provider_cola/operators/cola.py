@@ -38,7 +38,8 @@ from airflow_provider_cola._rules import (
     split_job_fields,
 )
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
-from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused, refusal_of
 from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
 from airflow_provider_cola.operators._argv import rules_file
 from airflow_provider_cola.operators._results import ResultsFile
@@ -107,6 +108,15 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             the report are written, without retrying; ``warn`` and ``skip`` let it succeed
             and log the failed checks (as a warning, or as information).
         branch: ``{"pass": ..., "warn": ..., "fail": ...}``, each a task id or a list of them.
+        on_quality: an Airflow notifier (a ``BaseNotifier`` such as ``SmtpNotifier(...)``), a
+            callable taking the task context, or a list of them: fired when the run's worst
+            severity reaches ``on_quality_severity``, after XCom is pushed and before the task
+            branches or fails. The task context they get also holds ``cola``, the run's summary
+            (``airflow_provider_cola.alerts.alert_summary``), which a notifier's templated
+            fields can use (``{{ cola.severity }}``). An alert that fails is logged as a
+            warning; the run's outcome stands.
+        on_quality_severity: ``fail`` (default) fires the alerts when a check failed; ``warn``
+            when one warned or failed.
         report: where to write the report, one row per result: an output config
             ``{"path" | "table", "format", "mode", "partition_by", "options"}`` or a parquet
             path. (templated)
@@ -168,6 +178,8 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         conn_id: str = "spark_default",
         on_failure: OnFailure = "fail",
         branch: Mapping[Severity, str | list[str]] | None = None,
+        on_quality: AlertTarget | Sequence[AlertTarget] | None = None,
+        on_quality_severity: AlertSeverity = "fail",
         report: dict[str, Any] | str | None = None,
         pipeline: str | None = None,
         history: dict[str, Any] | str | None = None,
@@ -210,6 +222,8 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         self.conn_id = conn_id
         self.on_failure = checked_on_failure(on_failure)
         self.branch = checked_branch(branch)
+        self.on_quality = checked_on_quality(on_quality)
+        self.on_quality_severity = checked_on_quality_severity(on_quality_severity)
         self.report = report
         self.pipeline = pipeline
         self.history = history
@@ -284,8 +298,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         if remote is not None:
             summary, written = self._run_as_connect_client(remote, block, source, outputs)
             self._stop_if_killed()
-            push_report(context, page if written else None)
-            return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+            return self._settle(context, summary, push_report(context, page if written else None))
         deploy_mode = self._resolved_deploy_mode()
         if deploy_mode == "cluster" and page is not None:
             # The driver would write the page on its cluster node, where this worker can
@@ -319,8 +332,14 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             # The driver removed the earlier page and warned why it wrote none (in its log above).
             self.log.warning("The HTML report was not written: %s is missing after the run", page)
         self._stop_if_killed()
-        push_report(context, page)
-        return settle(self, context, summary, on_failure=self.on_failure, branch=self.branch)
+        return self._settle(context, summary, push_report(context, page))
+
+    def _settle(self, context: Context, summary: Mapping[str, Any], report_url: str | None) -> Mapping[str, Any]:
+        """Push the results, alert, then branch, fail or log (``_outcome.settle``)."""
+        return settle(
+            self, context, summary, on_failure=self.on_failure, branch=self.branch, on_quality=self.on_quality,
+            on_quality_severity=self.on_quality_severity, report_url=report_url,
+        )
 
     def _connect_url(self) -> str | None:
         """With a ``spark_connect`` connection, its URL (it may carry a token: never logged)."""
@@ -376,16 +395,12 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
                 self._connect_session = None
                 if started_here:
                     stop_session(spark)
-        except ColaError as error:
-            self._stop_if_killed(error)
-            raise ColaJobRefused(str(error)) from error
         except Exception as error:
-            from pyspark.errors import AnalysisException
-
             self._stop_if_killed(error)  # what interruptAll made the running query raise
-
-            if isinstance(error, AnalysisException):  # as `cola` says it: SQL in a rule Spark refuses
-                raise ColaJobRefused(f"Spark refused a query: {first_line(error)}") from error
+            # As `cola` says it (exit 2): a rule, source or output error, or SQL Spark refuses.
+            refusal = refusal_of(error)
+            if refusal is not None:
+                raise refusal from error
             raise ColaJobError(f"the Cola job over Spark Connect failed: {first_line(error)}") from error
         table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
         self.log.info("Cola results:\n%s", table)
