@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import socket
 import subprocess
 import sys
 from urllib.parse import urlsplit
@@ -32,13 +33,37 @@ def server_port():
 
 def _dags_test(dag_id: str, day: str, port: int, conf: dict | None = None) -> subprocess.CompletedProcess:
     connection = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": port}
-    env = {**os.environ, "AIRFLOW_CONN_SPARK_LOCAL": json.dumps(connection)}
+    gone = {"conn_type": "spark_connect", "host": "127.0.0.1", "port": _free_port()}
+    env = {
+        **os.environ, "AIRFLOW_CONN_SPARK_LOCAL": json.dumps(connection), "AIRFLOW_CONN_SPARK_GONE": json.dumps(gone),
+    }
     # Nothing on PATH can run spark-submit: a run that tried would fail.
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != os.path.dirname(sys.executable))
     command = [sys.executable, "-m", "airflow", "dags", "test", dag_id, day]
     if conf is not None:
         command += ["-c", json.dumps(conf)]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+
+
+def _free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (``spark_gone``: a Spark Connect server out of reach)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _tries(dag_id: str, day: str) -> dict[str, int]:
+    """How many times each task of the DAG run of ``day`` ran."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    logical_date = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone.utc)
+    with create_session() as session:
+        run = session.scalars(
+            select(DagRun).where(DagRun.dag_id == dag_id, DagRun.logical_date == logical_date)
+        ).one()
+        return {ti.task_id: ti.try_number for ti in run.get_task_instances(session=session)}
 
 
 def _outcome(dag_id: str, day: str) -> tuple[dict, dict]:
@@ -95,11 +120,14 @@ def test_the_decorator_gets_a_connect_session_from_a_spark_connect_connection(ai
     ]
 
 
-def test_over_connect_a_failed_check_fails_the_task_and_submit_arguments_are_refused(airflow_home, server_port):
+def test_over_connect_failures_fail_once_and_only_a_lost_server_is_retried(airflow_home, server_port):
     done = _dags_test("cola_test_connect_failures", "2024-01-03", server_port)
     log = done.stdout + done.stderr
     states, xcom = _outcome("cola_test_connect_failures", "2024-01-03")
-    assert states == {"fails": "failed", "submit_only": "failed"}
+    assert states == dict.fromkeys(
+        ("fails", "submit_only", "wrong_column", "decorator_wrong_column", "server_gone", "decorator_server_gone"),
+        "failed",
+    )
     # XCom is pushed before the task fails, as through spark-submit.
     assert [(r["code"], r["severity"]) for r in xcom["fails"]["results"]] == [
         ("unique(order_id)", "fail"), ("row_count", "pass"),
@@ -109,3 +137,22 @@ def test_over_connect_a_failed_check_fails_the_task_and_submit_arguments_are_ref
     assert "ColaConfigError: executor_memory only apply to spark-submit; the spark_connect connection " \
            "'spark_local' runs the engine in this worker as a Spark Connect client (Spark settings go in conf)" in log
     assert "submit_only" not in xcom
+    # A rule naming a column the data does not have: one try, although two retries are allowed,
+    # from the operator and from the decorator alike.
+    tries = _tries("cola_test_connect_failures", "2024-01-03")
+    assert (tries["wrong_column"], tries["decorator_wrong_column"]) == (1, 1)
+    assert log.count(
+        "airflow_provider_cola.errors.ColaJobRefused: rules[0] (not_null): column 'order_ids' does not exist; "
+        "the DataFrame has amount, country, email, order_id\n"
+    ) == 2
+    # A server that cannot be reached is a crash, which a retry may cure: both tries ran.
+    assert (tries["server_gone"], tries["decorator_server_gone"]) == (2, 2)
+    # The operator's ColaJobError (retried) says so; the decorator lets Spark's own error through.
+    assert log.count("airflow_provider_cola.errors.ColaJobError: the Cola job over Spark Connect failed: ") == 2
+    assert log.count(
+        "pyspark.errors.exceptions.connect.SparkConnectGrpcException: <_InactiveRpcError of RPC that terminated with:"
+        "\n\tstatus = StatusCode.UNAVAILABLE\n"
+    ) == 4
+    assert "ColaJobRefused: Spark refused a query" not in log
+    for task_id in ("wrong_column", "decorator_wrong_column", "server_gone", "decorator_server_gone"):
+        assert task_id not in xcom

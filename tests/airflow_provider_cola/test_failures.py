@@ -269,3 +269,40 @@ def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path
     assert process.poll() is not None  # spark-submit (and the driver it runs) is gone
     assert len(failure) == 1 and isinstance(failure[0], ColaJobError)
     assert str(failure[0]).startswith("the Cola Spark job failed (spark-submit exit code -9).\n")
+
+
+def test_a_rule_error_is_never_retried_whichever_entry_point(run_dag, tmp_path):
+    # One run for every entry point (cola_test_rule_errors): each task may be retried twice.
+    outcome = run_dag("cola_test_rule_errors", "2024-01-03", {"work_dir": str(tmp_path)})
+
+    assert outcome.states == dict.fromkeys(
+        ("check_operator", "split_operator", "decorator_check", "decorator_split", "decorator_query",
+         "decorator_crash"),
+        "failed",
+    )
+    # A rule naming a column the data does not have is the rules' error: one try each.
+    assert outcome.tries == {
+        "check_operator": 1, "split_operator": 1, "decorator_check": 1, "decorator_split": 1, "decorator_query": 1,
+        "decorator_crash": 2,
+    }
+    wrong_column = "rules[1] (not_null): column 'order_ids' does not exist; the DataFrame has amount, country, email, " \
+                   "order_id"
+    refusals = messages(outcome.log, "airflow_provider_cola.errors.ColaJobRefused")
+    # spark-submit says it with its exit status; in the task's process the engine's own words.
+    assert sorted(refusals) == sorted([
+        f"the Cola job refused its inputs (exit code 2, so it is not retried): {wrong_column}",  # check_operator
+        f"the Cola job refused its inputs (exit code 2, so it is not retried): {wrong_column}",  # split_operator
+        wrong_column,  # decorator_check
+        wrong_column,  # decorator_split
+        # The function's own query: as `cola` says it, and not retried either.
+        "Spark refused a query: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter "
+        "with name `order_ids` cannot be resolved. Did you mean one of the following? [`order_id`, `email`, "
+        "`amount`, `country`]. SQLSTATE: 42703;",
+    ])
+    # The engine's error is the refusal's cause, in the same traceback.
+    assert "cola_core.errors.ColaRuleError: " + wrong_column + "\n" in outcome.log
+    # Anything else the function raises is a crash, retried as the task says.
+    assert outcome.log.count("\nRuntimeError: the orders service did not answer\n") == 2
+    # Neither split wrote anything.
+    assert list(tmp_path.iterdir()) == []
+    assert outcome.xcom == {}
