@@ -141,8 +141,20 @@ def history_job_fields(
     context: Mapping[str, Any],
     dataset_default: str | None,
 ) -> dict[str, Any]:
-    """The ``JobSpec`` fields of the history, from the ``history`` and ``dataset`` arguments
-    both operators and the decorator take, with the task's Airflow ids.
+    """The ``JobSpec`` fields that say which task run this is and which data it checked, and
+    the history's, from the ``history`` and ``dataset`` arguments both operators and the
+    decorator take.
+
+    Always: the task's DAG, task and run ids (shown in the HTML report), its map index, the
+    DAG run's data interval and logical date, and ``data_date``, which the history goes by:
+    the logical date (the date ``{{ ds }}`` renders, which a DAG reading ``{{ ds }}``'s data
+    checks, and the DAG run's own key in Airflow), else the data interval's start, else the
+    partition date, else the run's ``run_after`` (a run triggered by an asset or by hand with
+    no logical date). Not the interval's start first: a run triggered by hand (``airflow dags
+    test``, the UI) on a data-interval timetable has the interval that *ends* at its logical
+    date, so its ``{{ ds }}`` and its interval start name different days. Each is the same on
+    every try of the task, so a retry, a clear or a backfill keys its rows by the data, not by
+    the clock.
 
     Args:
         dataset_default: the dataset when ``dataset`` is not given (None: the job's source names it).
@@ -150,22 +162,37 @@ def history_job_fields(
     Raises:
         ColaConfigError: the store is malformed, or a dataset is given without a history.
     """
+    task = context.get("ti") or context.get("task_instance")
+    dag_run = context.get("dag_run")
+    map_index = getattr(task, "map_index", None)
+    start = context.get("data_interval_start")
+    logical_date = context.get("logical_date")
+    data_date = logical_date or start or context.get("partition_date") or getattr(dag_run, "run_after", None)
+    fields: dict[str, Any] = {
+        "dag_id": getattr(task, "dag_id", None),
+        "task_id": getattr(task, "task_id", None),
+        "airflow_run_id": context.get("run_id"),
+        "data_date": _iso(data_date),
+        "data_interval_start": _iso(start),
+        "data_interval_end": _iso(context.get("data_interval_end") if start else None),
+        "logical_date": _iso(logical_date),
+        # -1: not a mapped task.
+        "map_index": map_index if isinstance(map_index, int) and map_index >= 0 else None,
+    }
     if history is None:
         if dataset is not None:
             raise ColaConfigError("dataset names what a history row is about; give history too")
-        return {}
+        return fields
     try:
         store = history_spec(history)
     except ColaError as error:
         raise ColaConfigError(f"invalid history: {error}") from error
-    task = context.get("ti") or context.get("task_instance")
-    return {
-        "history": store,
-        "dataset": dataset or dataset_default,
-        "dag_id": getattr(task, "dag_id", None),
-        "task_id": getattr(task, "task_id", None),
-        "airflow_run_id": context.get("run_id"),
-    }
+    return {**fields, "history": store, "dataset": dataset or dataset_default}
+
+
+def _iso(moment: Any) -> str | None:
+    """A context datetime (Airflow's are tz-aware) as ISO text, for ``JobSpec``."""
+    return None if moment is None else moment.isoformat()
 
 
 def split_job_fields(

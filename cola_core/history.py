@@ -11,9 +11,9 @@ With samples, the sample rows go to a companion failed-records store beside the 
 always reads back exactly one row per result.
 
 **Time is the data's time.** Each row records the data interval its run checked: ``data_date``
-(from Airflow, the DAG run's data interval start; from the API or the command line, the
-``data_date`` given; otherwise the run's own time), and from Airflow the interval's end, the
-logical date and the map index. Airflow reruns, clears and backfills tasks, so one interval
+(from Airflow, the DAG run's logical date, the date ``{{ ds }}`` renders; from the API or the
+command line, the ``data_date`` given; otherwise the run's own time), and from Airflow the
+data interval, the logical date and the map index. Airflow reruns, clears and backfills tasks, so one interval
 may have several attempts: the latest attempt of each interval is the one that counts
 (``cola_core.history_index``). Baselines compare with the latest earlier *data* interval,
 never with an attempt at the same one; summaries, trends and the index group and order by
@@ -89,14 +89,14 @@ _FIRST_COLUMNS = (
     "excluded",
 )
 # Added since: a store without them is read with them (see the module docstring).
-ADDED_COLUMNS = ("data_date", "data_interval_end", "logical_date", "map_index", "run_kind")
+ADDED_COLUMNS = ("data_date", "data_interval_start", "data_interval_end", "logical_date", "map_index", "run_kind")
 HISTORY_COLUMNS = (*_FIRST_COLUMNS, *ADDED_COLUMNS)
 HISTORY_SCHEMA = (
     "run_id string, pipeline string, dataset string, rule_id string, code string, rule_type string, "
     "check_name string, dimension string, severity string, passed boolean, failed_count bigint, "
     "metric_value double, baseline double, rows_checked bigint, validated_at timestamp, dag_id string, "
-    "task_id string, airflow_run_id string, excluded boolean, data_date timestamp, data_interval_end timestamp, "
-    "logical_date timestamp, map_index int, run_kind string"
+    "task_id string, airflow_run_id string, excluded boolean, data_date timestamp, data_interval_start timestamp, "
+    "data_interval_end timestamp, logical_date timestamp, map_index int, run_kind string"
 )
 FAILED_RECORDS_SCHEMA = (
     "run_id string, dataset string, rule_id string, code string, validated_at timestamp, record string"
@@ -118,10 +118,12 @@ class RunInfo:
         airflow_run_id: from Airflow, the DAG run's id.
         run_id: this run's own id, fresh by default; every row of one run shares it.
         validated_at: when the rules ran; now (UTC) by default.
-        data_date: the start of the data interval the run checked (a date is its midnight in
-            UTC, a datetime without a zone is taken as UTC); the run's ``validated_at`` when
-            none is given. Baselines, summaries, trends and the index go by it.
-        data_interval_end: from Airflow, the end of that interval.
+        data_date: the date of the data the run checked (a date is its midnight in UTC, a
+            datetime without a zone is taken as UTC); from Airflow, the DAG run's logical date
+            (see ``airflow_provider_cola._rules``); the run's ``validated_at`` when none is
+            given. Baselines, summaries, trends and the index go by it.
+        data_interval_start: from Airflow, the DAG run's data interval start.
+        data_interval_end: from Airflow, its end.
         logical_date: from Airflow, the DAG run's logical date.
         map_index: from Airflow, the mapped task instance's index (None for a task that is
             not mapped); baselines compare an instance with the same instance.
@@ -136,6 +138,7 @@ class RunInfo:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     validated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     data_date: dt.datetime | dt.date | None = None
+    data_interval_start: dt.datetime | None = None
     data_interval_end: dt.datetime | None = None
     logical_date: dt.datetime | None = None
     map_index: int | None = None
@@ -143,7 +146,7 @@ class RunInfo:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "validated_at", _utc(self.validated_at, "validated_at"))
-        for name in ("data_interval_end", "logical_date"):
+        for name in ("data_interval_start", "data_interval_end", "logical_date"):
             value = getattr(self, name)
             object.__setattr__(self, name, None if value is None else _utc(value, name))
         data_date = self.validated_at if self.data_date is None else _utc(self.data_date, "data_date")
@@ -342,7 +345,8 @@ def _rows(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[Any, ...]]
             result.dimension, result.severity, bool(result.passed), int(result.failed_count),
             None if metric is None else float(metric), None if baseline is None else float(baseline),
             result.rows_checked, run.validated_at, run.dag_id, run.task_id, run.airflow_run_id, False,
-            run.data_moment, run.data_interval_end, run.logical_date, run.map_index, run.run_kind,
+            run.data_moment, run.data_interval_start, run.data_interval_end, run.logical_date, run.map_index,
+            run.run_kind,
         ))
     return rows
 

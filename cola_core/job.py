@@ -90,11 +90,12 @@ class JobSpec:
             the history.
         task_id: from Airflow, likewise.
         airflow_run_id: from Airflow, likewise.
-        data_date: the start of the data interval the job checks, ISO text (``2024-01-02``,
+        data_date: the date of the data the job checks, ISO text (``2024-01-02``,
             ``2024-01-02T06:00:00+00:00``; without a zone, UTC): the history keys the run by
             it (see ``cola_core.history``), and the report shows it. From Airflow, the DAG
-            run's data interval start; without it, the run's own time.
-        data_interval_end: from Airflow, the end of that interval (ISO text).
+            run's logical date; without it, the run's own time.
+        data_interval_start: from Airflow, the DAG run's data interval start (ISO text).
+        data_interval_end: from Airflow, its end (ISO text).
         logical_date: from Airflow, the DAG run's logical date (ISO text).
         map_index: from Airflow, the mapped task instance's index.
         html: the local file the run's HTML report is written to, by the command line that
@@ -127,6 +128,7 @@ class JobSpec:
     task_id: str | None = None
     airflow_run_id: str | None = None
     data_date: str | None = None
+    data_interval_start: str | None = None
     data_interval_end: str | None = None
     logical_date: str | None = None
     map_index: int | None = None
@@ -162,7 +164,7 @@ class JobSpec:
                 raise ColaError("dataset is written beside the results in a history store; give history too")
         else:
             object.__setattr__(self, "history", history_spec(self.history))
-        for name in ("data_date", "data_interval_end", "logical_date"):
+        for name in ("data_date", "data_interval_start", "data_interval_end", "logical_date"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, checked_moment(value, name))
@@ -217,6 +219,7 @@ class JobSpec:
             task_id=args.task_id,
             airflow_run_id=args.airflow_run_id,
             data_date=None if args.data_date is None else checked_moment(args.data_date, "--data-date"),
+            data_interval_start=args.data_interval_start,
             data_interval_end=args.data_interval_end,
             logical_date=args.logical_date,
             map_index=args.map_index,
@@ -269,7 +272,8 @@ class JobSpec:
         labels: tuple[tuple[str, str | None], ...] = (
             ("--dataset", self.dataset), ("--dag-id", self.dag_id), ("--task-id", self.task_id),
             ("--airflow-run-id", self.airflow_run_id), ("--data-date", self.data_date),
-            ("--data-interval-end", self.data_interval_end), ("--logical-date", self.logical_date),
+            ("--data-interval-start", self.data_interval_start), ("--data-interval-end", self.data_interval_end),
+            ("--logical-date", self.logical_date),
             ("--map-index", None if self.map_index is None else str(self.map_index)),
         )
         for flag, label in labels:
@@ -414,7 +418,7 @@ def _common_arguments() -> argparse.ArgumentParser:
     )
     history.add_argument(
         "--data-date", metavar="DATE",
-        help="the start of the data interval checked, an ISO date or timestamp (UTC without a zone); the "
+        help="the date of the data checked, an ISO date or timestamp (UTC without a zone); the "
         "history keys the run by it, so a rerun or backfill compares with the interval before (default: the "
         "run's own time)",
     )
@@ -422,6 +426,7 @@ def _common_arguments() -> argparse.ArgumentParser:
     history.add_argument("--dag-id", metavar="ID", help=argparse.SUPPRESS)
     history.add_argument("--task-id", metavar="ID", help=argparse.SUPPRESS)
     history.add_argument("--airflow-run-id", metavar="ID", help=argparse.SUPPRESS)
+    history.add_argument("--data-interval-start", metavar="DATE", help=argparse.SUPPRESS)
     history.add_argument("--data-interval-end", metavar="DATE", help=argparse.SUPPRESS)
     history.add_argument("--logical-date", metavar="DATE", help=argparse.SUPPRESS)
     history.add_argument("--map-index", type=int, metavar="N", help=argparse.SUPPRESS)

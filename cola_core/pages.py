@@ -108,7 +108,7 @@ def render_html(
     task_id: str | None = None,
     airflow_run_id: str | None = None,
     data_date: dt.datetime | None = None,
-    data_interval_end: dt.datetime | None = None,
+    data_interval: tuple[dt.datetime | None, dt.datetime | None] = (None, None),
     valid_count: int | None = None,
     invalid_count: int | None = None,
     rejections: Mapping[str, int] | None = None,
@@ -124,9 +124,9 @@ def render_html(
         dag_id: from Airflow, the DAG of the task that ran the rules.
         task_id: from Airflow, that task.
         airflow_run_id: from Airflow, the DAG run's id.
-        data_date: the start of the data interval the run checked (what its history row and
-            its trend go by); not shown when none was given.
-        data_interval_end: from Airflow, the end of that interval, shown after its start.
+        data_date: the date of the data the run checked (what its history rows and its trend
+            go by); not shown when none was given.
+        data_interval: from Airflow, the DAG run's data interval, its start and its end.
         valid_count: for a split, the rows written to the valid output (give both or neither).
         invalid_count: for a split, the rows written to the invalid output.
         rejections: for a split, per rejection code, the invalid rows that carry it (a row
@@ -150,12 +150,11 @@ def render_html(
     """
     verdict = worst_severity(list(results))
     counts = {severity: sum(r.severity == severity for r in results) for severity in SEVERITIES}
-    interval = _time(data_date)
-    if interval is not None and data_interval_end is not None:
-        interval = f"{interval} to {_time(data_interval_end)}"
+    start, end = data_interval
+    interval = None if start is None or end is None else f"{_time(start)} to {_time(end)}"
     facts = [
-        ("dataset", dataset), ("pipeline", pipeline), ("data date", interval), ("validated at", _time(validated_at)),
-        ("DAG", dag_id), ("task", task_id), ("Airflow run", airflow_run_id),
+        ("dataset", dataset), ("pipeline", pipeline), ("data date", _time(data_date)), ("data interval", interval),
+        ("validated at", _time(validated_at)), ("DAG", dag_id), ("task", task_id), ("Airflow run", airflow_run_id),
     ]
     parts = [
         _head(f"Cola report: {dataset}" if dataset else "Cola report"),

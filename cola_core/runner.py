@@ -63,7 +63,7 @@ class JobOutcome:
         rejections: for a split, per rejection code, the invalid rows carrying it (codes no
             row carries left out; ``SplitOutcome.rejections``); None for a check.
         validated_at: when the rules ran: the time the report and the history rows carry.
-        data_date: the start of the data interval the job checked (``JobSpec.data_date``, UTC);
+        data_date: the date of the data the job checked (``JobSpec.data_date``, UTC);
             None when none was given (the history then keys the run by ``validated_at``).
     """
 
@@ -134,6 +134,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             run_info = RunInfo(
                 dataset=dataset, pipeline=spec.pipeline, dag_id=spec.dag_id, task_id=spec.task_id,
                 airflow_run_id=spec.airflow_run_id, validated_at=validated_at, data_date=_moment(spec.data_date),
+                data_interval_start=_moment(spec.data_interval_start),
                 data_interval_end=_moment(spec.data_interval_end), logical_date=_moment(spec.logical_date),
                 map_index=spec.map_index,
             )
@@ -176,7 +177,8 @@ def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
     return render_html(
         outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=outcome.validated_at,
         dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, data_date=outcome.data_date,
-        data_interval_end=_moment(spec.data_interval_end), valid_count=outcome.valid_count,
+        data_interval=(_moment(spec.data_interval_start), _moment(spec.data_interval_end)),
+        valid_count=outcome.valid_count,
         invalid_count=outcome.invalid_count, rejections=outcome.rejections, trends=trends,
     )
 

@@ -53,14 +53,16 @@ def test_a_run_appends_one_row_per_result_with_what_it_measured(spark, people, t
     at = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
     info = RunInfo(dataset="crm.people", pipeline="nightly", dag_id="d", task_id="t", airflow_run_id="r",
                    run_id="run-1", validated_at=at, data_date=dt.date(2026, 4, 30),
-                   data_interval_end=dt.datetime(2026, 5, 1), logical_date=dt.datetime(2026, 4, 30), map_index=3)
+                   data_interval_start=dt.datetime(2026, 4, 29), data_interval_end=dt.datetime(2026, 4, 30),
+                   logical_date=dt.datetime(2026, 4, 30), map_index=3)
     results = Cola().run(people, RULES, history=str(store), run_info=info)
     frame = spark.read.parquet(str(store))
     assert tuple(frame.columns) == HISTORY_COLUMNS
     row_count_id = results[1].rule_id
     sql_id = results[2].rule_id
     # Times as collect() gives them: naive, in this (UTC) host's time; a date is its midnight in UTC.
-    interval = (dt.datetime(2026, 4, 30), dt.datetime(2026, 5, 1), dt.datetime(2026, 4, 30), 3, "check")
+    interval = (dt.datetime(2026, 4, 30), dt.datetime(2026, 4, 29), dt.datetime(2026, 4, 30), dt.datetime(2026, 4, 30),
+                3, "check")
     assert sorted(tuple(row) for row in frame.drop("validated_at").collect()) == sorted([
         ("run-1", "nightly", "crm.people", "emails", "not_null(email)", "not_null", None, "Completeness", "fail",
          False, 2, None, None, 3, "d", "t", "r", False, *interval),

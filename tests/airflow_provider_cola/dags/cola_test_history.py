@@ -1,36 +1,36 @@
-"""Quality over time: a check and a decorated check append to one history store each day,
-and a change rule compares the day's volume with the day before; run by test_history.py."""
+"""Quality over time under Airflow: a check (spark-submit) and a decorated split (in the task's
+process) share one rules file and one history store; run by test_history.py over three
+logical dates, out of order and again, as backfills and reruns do."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pendulum
-from airflow.sdk import DAG
+from airflow.sdk import DAG, CronDataIntervalTimetable
 
 from airflow_provider_cola.decorators import cola_check
 from airflow_provider_cola.operators import ColaCheckOperator
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 FAST = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
-# The sample days hold 6, 8 and 6 orders: +33% on the second day, -25% on the third.
-VOLUME = [
-    {"type": "row_count", "must_be": "change between -20% and 50%", "id": "orders.volume"},
-    {"type": "not_null", "columns": ["order_id"]},
-]
+# The sample days' orders average 243.748, 93.8313 and 70.0833: the second day's drop is
+# beyond the rule's bounds, the third day's is within them.
+RULES = "history_rules.yaml"
 
 with DAG(
     dag_id="cola_test_history",
-    schedule=None,
+    # Daily data intervals: the run of 2024-01-02 checks the data of [2024-01-02, 2024-01-03).
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
     catchup=False,
-    params={"history": "/nonexistent/set-by-the-test"},
+    params={"history": "/nonexistent/set-by-the-test", "out": "/nonexistent/set-by-the-test"},
     default_args={"retries": 0},
 ):
-    ColaCheckOperator(
-        task_id="check_volume",
+    check = ColaCheckOperator(
+        task_id="check_orders",
         conn_id="spark_local",
-        rules=VOLUME,
+        rules=RULES,
         source={"path": str(ORDERS) + "/{{ ds }}", "format": "json"},
         history="{{ params.history }}",
         dataset="shop.orders",
@@ -38,8 +38,12 @@ with DAG(
         conf=FAST,
     )
 
-    @cola_check(rules=VOLUME, history="{{ params.history }}", on_failure="warn", conf=FAST)
-    def decorated_volume(spark=None, ds=None):
+    @cola_check(
+        rules=RULES, history="{{ params.history }}", dataset="shop.orders", on_failure="warn", conf=FAST,
+        valid_output={"path": "{{ params.out }}/{{ ds }}/valid", "mode": "overwrite"},
+        invalid_output={"path": "{{ params.out }}/{{ ds }}/invalid", "mode": "overwrite"},
+    )
+    def split_orders(spark=None, ds=None):
         return spark.read.json(f"{ORDERS}/{ds}")
 
-    decorated_volume()
+    check >> split_orders()
