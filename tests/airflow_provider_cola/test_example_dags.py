@@ -6,6 +6,8 @@ with ``{{ ds }}``, so the day (and the row counts in XCom) prove the template wa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cola_expected import (
@@ -40,6 +42,19 @@ def test_check_and_branch_follows_the_worst_severity(run_dag, day, expected_summ
     assert outcome.xcom["check_orders"] == expected_summary
     branch = {"2024-01-01": "['load']", "2024-01-02": "['load', 'notify']", "2024-01-03": "['quarantine']"}[day]
     assert f"Branch into {branch}" in outcome.log
+    # The task is green whatever it found: its first Cola line says what, at WARNING level
+    # unless the run passed, the codes that broke first, and the branch it follows.
+    first = {
+        "2024-01-01": "[info     ] Cola: pass (5 passed, 0 warned, 0 failed)",
+        "2024-01-02": "[warning  ] Cola: WARN: 1 of 5 checks warned (missing_percent(email)); following load, notify",
+        "2024-01-03": "[warning  ] Cola: FAIL: 3 of 5 checks failed (not_null(order_id), unique(order_id), "
+                      "NEGATIVE_AMOUNT); following quarantine",
+    }[day]
+    cola_lines = [
+        re.sub(r"^\S+ ", "", line).split(" [airflow.task.", 1)[0]
+        for line in outcome.log.splitlines() if re.match(r"\S+ \[\w+ *\] Cola", line)
+    ]
+    assert cola_lines[0] == first
     if day == "2024-01-02":
         assert "orders loaded with 1 warning(s): ['missing_percent(email) = 12.5 violates warn (= 0)']" in outcome.log
     if day == "2024-01-03":
