@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
-from cola_core.errors import ColaError, ColaOutputError
+from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
 from cola_core.job import EXIT_FAILED, JobSpec, job_parser
 from cola_core.pages import checked_page_path, write_page
 from cola_core.report import refusal_results, render_table, results_text
-from cola_core.runner import JobOutcome, load_job, report_page, run_job
-from cola_core.session import spark_session, stop_session
+from cola_core.runner import JobOutcome, LoadedJob, load_job, report_page, run_job
+from cola_core.session import connect_mode, master_configured, spark_session, stop_session
 from cola_core.specs import without_file_scheme
+from cola_core.storage import missing_input, missing_local_path
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -121,6 +122,7 @@ def _run(args: argparse.Namespace) -> int:
         _remove_stale(html_path, "HTML report")
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
     job = load_job(JobSpec.from_args(args))
+    _refuse_missing_local_paths(job)
     spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
         if job.spec.verbose:
@@ -142,6 +144,52 @@ def _run(args: argparse.Namespace) -> int:
         if started_here:
             stop_session(spark)
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
+
+
+def _refuse_missing_local_paths(job: LoadedJob) -> None:
+    """Refuse, before a JVM starts, a path on this machine the run would read and that does
+    not exist: the source, then each rule's references in rule order, with the messages the
+    run would give once Spark had started (``storage.read_source``, and
+    ``planner.read_inputs`` naming the rule). The rules file was read already.
+
+    Only when the session is one ``cola`` starts here on a local master
+    (:func:`_local_session_here`), whose driver reads this machine's files. A path with a
+    scheme other than ``file:``, and a glob, are left to Spark (``storage.missing_local_path``).
+
+    Raises:
+        ColaSourceError: the source's path, or a reference's, does not exist.
+    """
+    if not _local_session_here(job.spec):
+        return
+    source = job.spec.source
+    if source is not None and source.path is not None and missing_local_path(source.path):
+        raise missing_input(source.path)
+    for check in job.checks:
+        for name, reference in check.references().items():
+            if reference.path is not None and missing_local_path(reference.path):
+                # Worded as planner.read_inputs words a reference it cannot read.
+                location = check.rule_error("").location
+                raise ColaSourceError(f"{location}: cannot read the {name}: {missing_input(reference.path)}")
+
+
+def _local_session_here(spec: JobSpec) -> bool:
+    """Whether the run's session will be one ``cola`` starts in this process on a local
+    master (``local``, ``local[n]``...), as ``session.spark_session`` decides: ``--master``,
+    else ``spark.master`` in ``--conf``, else ``local[*]`` when nothing else names one. Not
+    under spark-submit (its JVM is running already), over Spark Connect, beside a session
+    already running in the process, or when PYSPARK_SUBMIT_ARGS or spark-defaults.conf
+    choose the master: then the run's own checks say what is missing."""
+    if spec.remote is not None or connect_mode() or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return False
+    sql = sys.modules.get("pyspark.sql")  # never imported: no session can be running
+    if sql is not None and sql.SparkSession.getActiveSession() is not None:
+        return False
+    master = spec.master or dict(spec.conf).get("spark.master")
+    if master is None:
+        if master_configured(()):
+            return False
+        master = "local[*]"
+    return master.startswith("local")
 
 
 def _write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> None:

@@ -29,7 +29,17 @@ _PER_TARGET_ONLY = ("id", "code", "output")
 
 
 def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[BaseCheck]:
-    """Turn a list of rule dicts into check instances, one per rule after ``targets`` expansion."""
+    """Turn a list of rule dicts into check instances, one per rule after ``targets`` expansion.
+
+    Every rule is parsed, and every malformed one is reported in one ``ColaRuleError``, in
+    rule order (see ``ColaRuleError.collected``), so a file is fixed in one round. Errors of
+    the block as a whole stop at the first: a block that is not a list, one that breaks the
+    structure limits (``_structure.check_structure``), and an ``id`` two rules declare
+    (checked once every rule has parsed).
+
+    Raises:
+        ColaRuleError: naming each malformed rule by position and type.
+    """
     if isinstance(rules, Mapping) or not isinstance(rules, Sequence) or isinstance(rules, (str, bytes)):
         raise ColaRuleError(
             f"must be a list of rule objects such as [{{\"type\": \"not_null\", \"columns\": [\"id\"]}}], "
@@ -38,14 +48,58 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
     check_structure(rules, registry)  # plain, bounded, finite data before anything else reads it
     checks: list[BaseCheck] = []
     declared: list[str | None] = []
+    codes: list[str | None] = []
+    errors: list[ColaRuleError] = []
     for position, raw in enumerate(rules):
-        for target, rule in expand_rule(raw, position):
-            checks.append(_build(rule, registry, position, target))
-            declared.append(rule.get("id"))
-    return _identified(checks, declared)
+        try:
+            for target, rule in expand_rule(raw, position):
+                try:
+                    checks.append(_build(rule, registry, position, target))
+                    declared.append(rule.get("id"))
+                    codes.append(rule.get("code"))
+                except ColaRuleError as error:
+                    errors.append(error)  # the other targets are rules of their own
+        except ColaRuleError as error:
+            errors.append(error)  # a rule that cannot be expanded: its later targets are unknown
+    if errors:
+        raise ColaRuleError.collected(errors)
+    identities = [check.identity() for check in checks]  # hashed once: blocks hold thousands of rules
+    return _identified(_coded(checks, codes, identities), declared, identities)
 
 
-def _identified(checks: list[BaseCheck], declared: list[str | None]) -> list[BaseCheck]:
+def _coded(checks: list[BaseCheck], declared: list[str | None], identities: list[str]) -> list[BaseCheck]:
+    """Each check with its block-wide code: apart from the others when it measures the same.
+
+    A declared code is kept as declared, even when other rules declare it too: that groups
+    their rows under one code. A rule without one that measures what an earlier rule of the
+    block with a rendered code measures (the same ``identity()``, as two ``row_count`` rules
+    with different thresholds or severities do) gets the suffix ``#2``, ``#3``... on its
+    code and on each of its row codes, the first that frees all of them from every code the
+    block already has or declares: ``row_count`` and ``row_count#2``. Rules that measure
+    different things keep their rendered codes, even when those are the same text (a
+    ``not_null(email)`` scoped by two ``where`` conditions): a code names the defect, and the
+    ``rule_id`` names the rule.
+    """
+    taken = {code for code in declared if code is not None}
+    measured: set[str] = set()  # identities of the earlier rules with a rendered code
+    coded = []
+    for check, code, identity in zip(checks, declared, identities, strict=True):
+        if code is None:
+            rendered = (check.code, *check.row_codes())
+            suffix = ""
+            if identity in measured:
+                count = 2
+                while any(f"{each}#{count}" in taken for each in rendered):
+                    count += 1
+                suffix = f"#{count}"
+                check = check.with_code_suffix(suffix)
+            measured.add(identity)
+            taken.update(f"{each}{suffix}" for each in rendered)
+        coded.append(check)
+    return coded
+
+
+def _identified(checks: list[BaseCheck], declared: list[str | None], identities: list[str]) -> list[BaseCheck]:
     """Each check with its block-wide ``rule_id``: the declared one, which must be unique in
     the block, or the derived one, suffixed ``#2``, ``#3``... for later rules deriving it too
     (or deriving an id another rule declared). No two rules of a block share an id."""
@@ -60,9 +114,8 @@ def _identified(checks: list[BaseCheck], declared: list[str | None]) -> list[Bas
         owners[rule_id] = check
     taken = set(owners)
     named = []
-    for check, rule_id in zip(checks, declared, strict=True):
+    for check, rule_id, identity in zip(checks, declared, identities, strict=True):
         if rule_id is None:
-            identity = check.identity()
             rule_id, count = identity, 1
             while rule_id in taken:
                 count += 1

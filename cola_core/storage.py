@@ -8,6 +8,7 @@ place is :mod:`cola_core.publish`'s work.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,13 @@ from cola_core.sqlguard import spark_parse_problem
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ensure_writable", "local_path", "read_source", "write_output"]
+__all__ = [
+    "ensure_writable", "local_file_name", "local_path", "missing_input", "missing_local_path", "read_source",
+    "write_output",
+]
+
+# A URI's scheme, as Hadoop reads one: ``s3a://``, ``hdfs:``, ``file:``.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> DataFrame:
@@ -33,8 +40,8 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
     if spec.path is not None:
         # Checked here, it spares the user Spark's long Java stack trace for a common mistake.
         local = local_path(spark, spec.path)
-        if local is not None and not GLOB_CHARACTERS & set(local) and not os.path.exists(local):
-            raise ColaSourceError(f"input path {spec.path!r} does not exist")
+        if local is not None and _missing(local):
+            raise missing_input(spec.path)
     if spec.query is not None:
         # Spark's parser confirms what the lexer found: a query, so spark.sql runs nothing.
         problem = spark_parse_problem(spark, spec.query)
@@ -56,7 +63,7 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
     except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
         condition = condition_of(error)
         if condition == "PATH_NOT_FOUND":
-            raise ColaSourceError(f"input path {spec.path!r} does not exist") from error
+            raise missing_input(str(spec.path)) from error
         if condition == "DATA_SOURCE_NOT_FOUND":
             raise ColaSourceError(
                 f"format {spec.format!r} is not available on this Spark cluster; for delta, add Delta Lake "
@@ -138,14 +145,42 @@ def _exists_error(spec: OutputSpec) -> ColaOutputError:
     )
 
 
+def missing_input(path: str) -> ColaSourceError:
+    """The error for a source (or a rule's reference) whose path does not exist."""
+    return ColaSourceError(f"input path {path!r} does not exist")
+
+
+def local_file_name(location: str) -> str | None:
+    """The file name of ``location`` on this machine's storage when it is one there: without
+    its ``file:`` scheme, or as it is when it has no scheme (for a local master: on another
+    one, the cluster's default file system decides). ``None`` for any other scheme
+    (``s3a://``, ``hdfs:``), which is other storage."""
+    if location.startswith("file:"):
+        return without_file_scheme(location)
+    return None if _SCHEME.match(location) else location
+
+
+def missing_local_path(location: str) -> bool:
+    """Whether ``location``, read by a local master, names a file or folder of this machine
+    that does not exist. A path on other storage (:func:`local_file_name`) and a glob, which
+    is Spark's to expand, are never missing here: Spark says what it finds.
+
+    Pure Python: the command line asks it before a JVM starts.
+    """
+    local = local_file_name(location)
+    return local is not None and _missing(local)
+
+
+def _missing(local: str) -> bool:
+    return not GLOB_CHARACTERS & set(local) and not os.path.exists(local)
+
+
 def local_path(spark: SparkSession, path: str) -> str | None:
     """The local file name of ``path``, or ``None`` when it may live on another file system."""
     if getattr(spark, "_jvm", None) is None:
         return None  # a Spark Connect client's disk is not the server's: let Spark check
-    if path.startswith("file:"):
-        return without_file_scheme(path)
-    if "://" in path:
-        return None
+    if path.startswith("file:") or _SCHEME.match(path):
+        return local_file_name(path)
     # A path without a scheme is on the cluster's default file system (HDFS on YARN), so it
     # is only known to be local on a local master.
     try:

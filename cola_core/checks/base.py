@@ -133,6 +133,10 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
     params_spec: ClassVar[Mapping[str, Param] | None] = None
     supports_where: ClassVar[bool] = True
     scopes_itself: ClassVar[bool] = False
+    # What the parser appends to the rendered code of a rule that measures what an earlier
+    # rule of its block measures (``#2``); every row code rendered from the rule carries it
+    # too (:meth:`with_code_suffix`).
+    code_suffix: str = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -218,6 +222,22 @@ class BaseCheck(metaclass=_FrozenOnceBuilt):
         if isinstance(columns, (list, tuple)) and columns:
             return render_code(self.rule_type, *columns)
         return self.rule_type
+
+    def row_codes(self) -> tuple[str, ...]:
+        """The codes the rule's offending rows carry in the split, known before any data: its
+        ``code`` for a row rule, nothing for a rule that does not split. A rule that names a
+        code per part (``not_null``'s per column) lists them all, so that the parser can
+        choose a suffix no other rule's code has."""
+        return (self.code,) if Capability.ROW in self.capabilities else ()
+
+    def with_code_suffix(self, suffix: str) -> BaseCheck:
+        """A copy whose rendered code ends with ``suffix``, and so does every row code rendered
+        from the rule (the parser's ``#2`` for a rule that measures what an earlier rule of
+        its block measures). Only for a rule without a declared code."""
+        coded = copy.copy(self)
+        object.__setattr__(coded, "code", self.code + suffix)
+        object.__setattr__(coded, "code_suffix", self.code_suffix + suffix)
+        return coded
 
     def conditions(self) -> list[str]:
         """SQL conditions the rule evaluates; the planner has Spark analyse them before any job."""

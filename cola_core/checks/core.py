@@ -53,7 +53,10 @@ class NotNullCheck(_LabelledCheck):
     params_spec = {"columns": Param(STRING_LIST, required=True)}
 
     def column_code(self, column: str) -> str:
-        return self._declared_code or render_code("not_null", column)
+        return self._declared_code or render_code("not_null", column) + self.code_suffix
+
+    def row_codes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.column_code(c) for c in self.params["columns"]))
 
     def __init__(self, params: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         self._declared_code = kwargs.get("code")

@@ -258,7 +258,11 @@ class ReferenceMatchCheck(_ReferenceCheck):
     def column_code(self, part: str) -> str:
         """The code of a row that breaks the rule in ``part`` (a column, ``missing`` or
         ``duplicate_key``); a declared code stands for all of them, as with ``not_null``."""
-        return self._declared_code or render_code(self.rule_type, part)
+        return self._declared_code or render_code(self.rule_type, part) + self.code_suffix
+
+    def row_codes(self) -> tuple[str, ...]:
+        parts = [*self.compared, *(["missing"] if self.fails_missing else []), "duplicate_key"]
+        return tuple(dict.fromkeys(self.column_code(part) for part in parts))
 
     def columns_used(self, df: DataFrame) -> Sequence[str]:
         return [*self.keys, *self.compared]

@@ -16,6 +16,7 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from cola_core import CheckResult, Cola
 from cola_core.cli import main
 from cola_core.report import render_table, summarise
 from cola_core.rules_file import read_rules_file
-from cola_core.storage import read_source
+from cola_core.storage import missing_local_path, read_source
 from cola_helpers import DATA, ORDERS_ARGV, broken_history_file, summary_outline
 
 # One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
@@ -631,3 +632,163 @@ def test_a_page_that_cannot_be_built_after_the_run_is_a_warning_whatever_the_err
     assert (summary["severity"], len(summary["results"])) == ("fail", 3)
     assert not page_path.exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["history", "results.json"]
+
+
+# -- local paths, checked before a JVM starts ----------------------------------------------------
+
+# Runs the command in a fresh process, then says whether pyspark ever started a JVM or a
+# SparkContext there: deterministic, whatever the machine's load.
+_WITHOUT_SPARK = """
+import json, sys
+from cola_core.cli import main
+status = main(sys.argv[1:])
+from pyspark import SparkContext
+print(json.dumps({"status": status, "jvm": SparkContext._gateway is not None,
+                  "context": SparkContext._active_spark_context is not None}))
+"""
+
+
+def _plain_environment(tmp_path: Path) -> dict[str, str]:
+    """This environment without anything that names a master or a running JVM, and with an
+    empty Spark conf folder (no spark-defaults.conf)."""
+    env = {key: value for key, value in os.environ.items() if key not in (
+        "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "PYSPARK_SUBMIT_ARGS", "SPARK_REMOTE",
+        "SPARK_CONNECT_MODE_ENABLED",
+    )}
+    conf = tmp_path / "spark-conf"
+    conf.mkdir(exist_ok=True)
+    return {**env, "SPARK_CONF_DIR": str(conf), "PYSPARK_PYTHON": sys.executable}
+
+
+def run_without_spark(*arguments: str, cwd: Path) -> tuple[dict[str, Any], str]:
+    """The command's exit status and whether Spark started (from ``_WITHOUT_SPARK``), and its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_SPARK, *arguments], cwd=cwd, env=_plain_environment(cwd),
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    return json.loads(done.stdout.splitlines()[-1]), done.stderr
+
+
+NO_SPARK_EXIT_2 = {"status": 2, "jvm": False, "context": False}
+
+
+def _reference_rules(tmp_path: Path, reference: dict[str, Any]) -> str:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps([
+        {"type": "row_count", "min": 1},
+        {"type": "reference_match", "keys": ["order_id"], "columns": ["amount"], "reference": {"table": "ledger"}},
+        {"type": "reconcile", "aggregate": "count", "reference": reference, "must_be": "<= 1"},
+        {"type": "foreign_key", "column": "customer", "reference": {"path": "/no/such/customers"},
+         "reference_columns": ["name"]},
+    ]))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        [],  # no master anywhere: cola starts local[*]
+        ["--master", "local[1]"],
+        ["--master", "local"],
+        ["--conf", "spark.master=local[2]"],
+    ],
+)
+def test_a_missing_local_source_exits_2_before_a_jvm_starts(tmp_path, where):
+    missing, results = str(tmp_path / "nope.csv"), tmp_path / "results.json"
+    for given in (missing, f"file:{missing}", f"file://{missing}"):
+        status, stderr = run_without_spark(
+            "check", "--rules", str(DATA / "rules_warn.json"), "--input", given, "--format", "csv",
+            "--results", str(results), *where, cwd=tmp_path,
+        )
+        assert (status, stderr) == (NO_SPARK_EXIT_2, f"cola: error: input path {given!r} does not exist\n")
+        assert json.loads(results.read_text()) == {
+            "error": {"exit_code": 2, "message": f"input path {given!r} does not exist"}
+        }
+
+
+def test_a_missing_local_reference_exits_2_before_a_jvm_starts_naming_the_first_rule(tmp_path):
+    missing = str(tmp_path / "ledger")
+    rules = _reference_rules(tmp_path, {"path": missing, "format": "csv"})
+    status, stderr = run_without_spark("check", "--rules", rules, *ORDERS_ARGV, cwd=tmp_path)
+    # reference_match's reference is a table, Spark's to find; reconcile's path comes first.
+    assert (status, stderr) == (
+        NO_SPARK_EXIT_2, f"cola: error: rules[2] (reconcile): cannot read the reference: input path {missing!r} does not exist\n"
+    )
+    # The source comes before the references, as the run reads them.
+    status, stderr = run_without_spark("check", "--rules", rules, "--input", "nope", cwd=tmp_path)
+    assert (status, stderr) == (NO_SPARK_EXIT_2, "cola: error: input path 'nope' does not exist\n")
+
+
+@pytest.mark.spark
+def test_the_refusal_before_spark_is_the_one_the_run_gives_with_spark(spark, tmp_path, capsys):
+    # In this process a session is running, so the command reads with Spark and says what
+    # Spark found: word for word what a fresh process says before starting one.
+    missing = str(tmp_path / "ledger")
+    rules = _reference_rules(tmp_path, {"path": f"file:{missing}", "format": "csv"})
+    spark.createDataFrame([(1, 2.0)], "order_id int, amount double").createOrReplaceTempView("ledger")
+    for arguments in (["--input", "nope"], ORDERS_ARGV):
+        assert main(["check", "--rules", rules, *arguments]) == 2
+        with_spark = capsys.readouterr().err
+        status, before_spark = run_without_spark("check", "--rules", rules, *arguments, cwd=tmp_path)
+        assert (status, before_spark) == (NO_SPARK_EXIT_2, with_spark)
+    assert with_spark == (
+        f"cola: error: rules[2] (reconcile): cannot read the reference: input path 'file:{missing}' does not exist\n"
+    )
+
+
+_DECISIONS = """
+import json, sys
+from cola_core.cli import _local_session_here
+from cola_core.job import JobSpec
+from cola_core.specs import SourceSpec
+
+spec = json.loads(sys.argv[1])
+print(json.dumps(_local_session_here(JobSpec(source=SourceSpec(path="x"), conf=tuple(spec.pop("conf", ())), **spec))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "environment", "checked"),
+    [
+        ({}, {}, True),
+        ({"master": "local[4]"}, {}, True),
+        ({"conf": [["spark.master", "local"]]}, {}, True),
+        ({"master": "yarn"}, {}, False),
+        ({"master": "spark://127.0.0.1:7077"}, {}, False),
+        ({"conf": [["spark.master", "k8s://https://api:6443"]]}, {}, False),
+        ({"remote": "sc://127.0.0.1:15002"}, {}, False),
+        ({}, {"SPARK_REMOTE": "sc://127.0.0.1:15002"}, False),
+        ({}, {"PYSPARK_GATEWAY_PORT": "40000"}, False),  # under spark-submit: its JVM runs already
+        ({}, {"PYSPARK_SUBMIT_ARGS": "--master yarn pyspark-shell"}, False),
+        ({}, {"spark-defaults.conf": "spark.master yarn"}, False),
+    ],
+)
+def test_paths_are_checked_before_spark_only_when_cola_starts_a_local_session(tmp_path, spec, environment, checked):
+    env = _plain_environment(tmp_path)
+    defaults = environment.pop("spark-defaults.conf", None)
+    if defaults is not None:
+        Path(env["SPARK_CONF_DIR"], "spark-defaults.conf").write_text(defaults + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _DECISIONS, json.dumps(spec)], cwd=tmp_path, env={**env, **environment},
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    assert json.loads(done.stdout) is checked
+
+
+@pytest.mark.parametrize(
+    ("location", "missing"),
+    [
+        ("nope", True),
+        ("/no/such/folder", True),
+        ("file:/no/such/folder", True),
+        ("file:///no/such/folder", True),
+        ("/no/such/orders-*.csv", False),  # a glob: Spark expands it
+        ("/no/such/orders-{1,2}.csv", False),
+        ("s3a://bucket/no/such", False),  # other storage: Spark finds it
+        ("hdfs:/no/such", False),
+        ("abfss://c@a.dfs.core.windows.net/x", False),
+    ],
+)
+def test_which_paths_are_this_machines_to_check(location, missing):
+    assert missing_local_path(location) is missing
+    assert missing_local_path(str(DATA / "orders.csv")) is False

@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 
 from cola_core import Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
+from cola_core.errors import MAX_LISTED_RULE_ERRORS
+from cola_core.report import summarise
+from cola_core.rules_file import read_rules_file
 from cola_helpers import THRESHOLD_HINT
 
 KNOWN = (
@@ -165,12 +168,12 @@ def test_java_only_regex_constructs_are_accepted():
 
 
 def test_legacy_check_wrapper_is_normalised_to_the_metric():
-    legacy, canonical = Cola().parse(
-        [
-            {"type": "check", "metric": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"},
-            {"type": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"},
-        ]
+    # One block each: in one block the second would measure what the first does, and its
+    # code would be told apart with '#2' (test_a_rule_measuring_what_an_earlier_one_does_...).
+    (legacy,) = Cola().parse(
+        [{"type": "check", "metric": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"}]
     )
+    (canonical,) = Cola().parse([{"type": "missing_percent", "column": "cpf", "must_be": "< 5%", "name": "cpf"}])
     assert type(legacy) is type(canonical)
     assert (legacy.rule_type, legacy.params, legacy.name, legacy.code) == (
         canonical.rule_type,
@@ -249,6 +252,178 @@ def test_unknown_column_is_a_rule_error_naming_the_rule(spark):
     with pytest.raises(ColaRuleError) as raised:
         Cola().run(df, [{"type": "row_count"}, {"type": "not_null", "columns": ["id", "emial"]}])
     assert str(raised.value) == "rules[1] (not_null): column 'emial' does not exist; the DataFrame has id, email"
+
+
+# -- every malformed rule of a block at once ------------------------------------------------
+
+# Six rules, five of them malformed in five ways (one in its second target); rule 0 is fine.
+SEVERAL_BAD = """\
+- type: row_count
+  min: 1
+- type: regex
+  column: email
+  pattern: "([a-z"
+- type: not_null
+  columns: id
+- type: range
+  min: 0
+  targets:
+    - column: age
+      max: 120
+    - column: amount
+      min: 5
+      max: 1
+- type: missing_percent
+  column: cpf
+  must_be: "< abc"
+- type: nul_null
+  columns: [id]
+"""
+SEVERAL_BAD_ERRORS = [
+    "rules[1] (regex): 'pattern' is not a valid regex (unterminated character set at position 1)\n    ([a-z\n     ^",
+    "rules[2] (not_null): 'columns' must be a non-empty list of column names (it is always a list, even for one "
+    "column), got 'id'",
+    "rules[3].targets[1] (range): 'min' (5) is greater than 'max' (1)",
+    f"rules[4] (missing_percent): 'must_be' is not a valid threshold: unexpected 'a'; {THRESHOLD_HINT}\n"
+    "    < abc\n      ^",
+    f"rules[5] (nul_null): unknown rule type 'nul_null' (did you mean 'not_null'?); known types are {KNOWN}",
+]
+SEVERAL_BAD_MESSAGE = "rules: 5 malformed rules:\n" + "\n".join(f"- {error}" for error in SEVERAL_BAD_ERRORS)
+
+
+def test_every_malformed_rule_of_a_file_is_reported_at_once_in_rule_order(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text(SEVERAL_BAD)
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse(read_rules_file(path))
+    error = raised.value
+    assert str(error) == SEVERAL_BAD_MESSAGE
+    # The error's own fields are the first malformed rule's; every one is on `errors`.
+    assert (error.position, error.rule_type, error.target, error.reason) == (
+        1, "regex", None, "'pattern' is not a valid regex (unterminated character set at position 1)\n    ([a-z\n     ^"
+    )
+    assert [str(each) for each in error.errors] == SEVERAL_BAD_ERRORS
+    assert [(each.position, each.rule_type, each.target) for each in error.errors] == [
+        (1, "regex", None), (2, "not_null", None), (3, "range", 1), (4, "missing_percent", None), (5, "nul_null", None),
+    ]
+    assert isinstance(error, ValueError)
+
+
+def test_one_malformed_rule_is_reported_as_before():
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "row_count"}, {"type": "not_null"}])
+    assert str(raised.value) == "rules[1] (not_null): missing required parameter 'columns'"
+    assert raised.value.errors == (raised.value,)
+
+
+def test_at_most_twenty_errors_are_listed_and_the_rest_are_counted():
+    assert MAX_LISTED_RULE_ERRORS == 20
+    listed = [f"- rules[{position}] (not_null): missing required parameter 'columns'" for position in range(20)]
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "not_null"}] * 25)
+    assert str(raised.value) == "\n".join(["rules: 25 malformed rules, the first 20:", *listed, "and 5 more"])
+    assert [each.position for each in raised.value.errors] == list(range(25))
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "not_null"}] * 20)
+    assert str(raised.value) == "\n".join(["rules: 20 malformed rules:", *listed])
+
+
+def test_errors_of_the_block_as_a_whole_still_stop_at_the_first():
+    # The structure pass reads the whole block before any rule: its first problem is the error.
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([{"type": "not_null"}, {"type": "range", "column": "a", "min": float("nan")}, {"type": "x"}])
+    assert str(raised.value) == "rules[1] (range): 'min' is nan; a number in a rule must be finite"
+    # Ids are compared once every rule has parsed: a malformed rule is reported first...
+    twice = [{"type": "row_count", "id": "rows"}, {"type": "row_count", "min": 1, "id": "rows"}]
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([*twice, {"type": "not_null"}])
+    assert str(raised.value) == "rules[2] (not_null): missing required parameter 'columns'"
+    # ...and the id declared twice once it is fixed, as before.
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([*twice, {"type": "not_null", "columns": ["a"]}])
+    assert str(raised.value) == "rules[1] (row_count): 'id' 'rows' is already the id of rules[0]; give each rule its own id"
+
+
+@pytest.mark.spark
+def test_a_block_with_several_malformed_rules_starts_no_spark_job(spark, job_counter, tmp_path):
+    df = spark.createDataFrame([(1, "a")], "id int, email string")
+    path = tmp_path / "rules.yaml"
+    path.write_text(SEVERAL_BAD)
+    rules = read_rules_file(path)
+    for action in (Cola().run, Cola().split):
+        with job_counter.count() as counted, pytest.raises(ColaRuleError) as raised:
+            action(df, rules)
+        assert (counted.jobs, str(raised.value)) == (0, SEVERAL_BAD_MESSAGE)
+
+
+# -- codes of a block: rules that measure the same thing are told apart ---------------------
+
+
+def test_a_rule_measuring_what_an_earlier_one_does_gets_a_suffixed_code_as_its_rule_id():
+    checks = Cola().parse([
+        {"type": "row_count", "min": 1},
+        {"type": "row_count", "must_be": "change between -10% and 10%"},
+        {"type": "missing_percent", "column": "cpf", "must_be": "< 5%"},
+        {"type": "missing_percent", "column": "cpf", "must_be": "< 1%", "severity": "warn"},
+        {"type": "row_count", "max": 100},
+    ])
+    assert [check.code for check in checks] == [
+        "row_count", "row_count#2", "missing_percent(cpf)", "missing_percent(cpf)#2", "row_count#3",
+    ]
+    assert [check.rule_id.partition("#")[2] for check in checks] == ["", "2", "", "2", "3"]
+
+
+def test_one_rule_per_code_keeps_its_rendered_code():
+    checks = Cola().parse([
+        {"type": "row_count", "min": 1},
+        {"type": "not_null", "columns": ["id", "email"]},
+        {"type": "range", "column": "age", "min": 1, "max": 99},
+        {"type": "range", "column": "age", "min": 18},
+        {"type": "avg", "column": "amount", "must_be": "> 0"},
+        {"type": "unique", "columns": ["order_id", "line_number"]},
+    ])
+    assert [check.code for check in checks] == [
+        "row_count", "not_null(id,email)", "range(age,1,99)", "range(age,18,)", "avg(amount)",
+        "unique(order_id,line_number)",
+    ]
+
+
+def test_declared_codes_are_kept_and_may_be_shared_and_rules_measuring_different_things_keep_theirs():
+    checks = Cola().parse([
+        {"type": "not_null", "columns": ["email"], "code": "CONTACT"},
+        {"type": "not_null", "columns": ["phone"], "code": "CONTACT"},
+        {"type": "not_null", "columns": ["email"], "code": "CONTACT"},
+        {"type": "not_null", "columns": ["email"], "where": "country = 'BR'"},
+        {"type": "not_null", "columns": ["email"], "where": "vip"},
+        {"type": "row_count", "min": 1, "code": "row_count#2"},
+        {"type": "row_count", "min": 1},
+        {"type": "row_count", "min": 5},
+    ])
+    # A suffix is never one the block already has, declared or rendered.
+    assert [check.code for check in checks] == [
+        "CONTACT", "CONTACT", "CONTACT", "not_null(email)", "not_null(email)", "row_count#2", "row_count", "row_count#3",
+    ]
+
+
+def test_a_multi_column_not_null_measured_twice_suffixes_its_result_and_row_codes():
+    first, second = Cola().parse([{"type": "not_null", "columns": ["id", "email"]}] * 2)
+    assert (first.code, first.row_codes()) == ("not_null(id,email)", ("not_null(id)", "not_null(email)"))
+    assert (second.code, second.row_codes()) == ("not_null(id,email)#2", ("not_null(id)#2", "not_null(email)#2"))
+
+
+@pytest.mark.spark
+def test_two_row_count_rules_report_distinct_codes_in_results_and_asset_events(spark):
+    from airflow_provider_cola._outcome import asset_extra
+
+    df = spark.createDataFrame([(1,), (2,), (3,)], "id int")
+    results = Cola().run(df, [{"type": "row_count", "min": 1}, {"type": "row_count", "must_be": "> 5"}])
+    assert [(r.code, r.severity, r.message) for r in results] == [
+        ("row_count", "pass", "row_count = 3 is within bounds (min 1)"),
+        ("row_count#2", "fail", "row_count = 3 violates must_be (> 5)"),
+    ]
+    extra = asset_extra(summarise(results))
+    assert (extra["failed_codes"], extra["warned_codes"]) == (["row_count#2"], [])
+    assert extra["failed_rule_ids"] == [results[1].rule_id] == [f"{results[0].rule_id}#2"]
 
 
 # -- the common options: severity, where, tolerance, dimension ------------------------------

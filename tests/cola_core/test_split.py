@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -145,6 +146,44 @@ def test_declared_code_is_used_for_every_column_of_a_multi_column_not_null(spark
     assert _rows(invalid, "c") == [(["MANDATORY"],)]
 
 
+def test_rules_measuring_the_same_thing_are_told_apart_in_the_rows_as_in_the_results(spark):
+    df = spark.createDataFrame([(None, None), (1, None), (2, "b@x")], "id int, email string")
+    rules = [
+        {"type": "not_null", "columns": ["id", "email"]},
+        {"type": "not_null", "columns": ["id", "email"], "dimension": "Completeness"},
+        {"type": "not_null", "columns": ["email"], "where": "id > 0"},
+    ]
+    assert [(r.code, r.failed_count) for r in Cola().run(df, rules)] == [
+        ("not_null(id,email)", 3), ("not_null(id,email)#2", 3), ("not_null(email)", 1),
+    ]
+    valid, invalid = Cola().split(df, rules, annotate="why")
+    assert _rows(valid, "id") == [(2,)]
+    # The third rule measures something else (its own scope): its code is the first rule's
+    # row code, and a row breaking both carries it once.
+    assert _rows(invalid, "id", "why") == sorted_rows([
+        (None, ["not_null(id)", "not_null(email)", "not_null(id)#2", "not_null(email)#2"]),
+        (1, ["not_null(email)", "not_null(email)#2"]),
+    ])
+
+
+def test_a_passing_metric_rule_still_sends_its_offending_rows_to_quarantine(spark):
+    """The split follows the rows, not the verdict (README, "Codes and the quarantine")."""
+    orders = spark.createDataFrame(
+        [(1, "ann@example.com"), (2, "bob@example.com"), (3, "not an email"), (4, None)], "order_id int, email string"
+    )
+    rules = [
+        {"type": "invalid_percent", "column": "email", "valid_format": "email", "must_be": "< 50%"},
+        {"type": "missing_count", "column": "email", "must_be": "<= 1"},
+    ]
+    assert [str(result) for result in Cola().run(orders, rules)] == [
+        "[PASS] check: invalid_percent(email) = 25 meets must_be (< 50%)",
+        "[PASS] check: missing_count(email) = 1 meets must_be (<= 1)",
+    ]
+    valid, invalid = Cola().split(orders, rules, annotate="dq_codes")
+    assert _rows(valid, "order_id") == [(1,), (2,)]
+    assert _rows(invalid, "order_id", "dq_codes") == [(3, ["invalid_percent(email)"]), (4, ["missing_count(email)"])]
+
+
 def test_split_runs_no_spark_job_until_an_output_is_used(spark, job_counter):
     df = spark.createDataFrame([(1, "a"), (1, None)], "id int, email string")
     rules = [{"type": "unique", "columns": ["id"]}, {"type": "not_null", "columns": ["email"]}]
@@ -230,15 +269,33 @@ def _match_codes(row, rule):
     return codes
 
 
+def _code_suffixes(rules):
+    """'#2', '#3'... for a rule without a declared code that measures what an earlier such rule
+    measures (in this pool: the same rule but for its severity), '' for the others. In this
+    pool no suffix clashes with another code, so the first free number is the count."""
+    seen = Counter()
+    suffixes = []
+    for rule in rules:
+        measured = json.dumps({k: v for k, v in rule.items() if k != "severity"}, sort_keys=True)
+        if "code" in rule:
+            suffixes.append("")
+            continue
+        seen[measured] += 1
+        suffixes.append("" if seen[measured] == 1 else f"#{seen[measured]}")
+    return suffixes
+
+
 def _oracle(rows, rules):
     """Plain-Python reading of each rule's row semantics: the codes every row breaks."""
     def count(key):
         return Counter(tuple(r[k] for k in key) for r in rows)
 
+    suffixes = _code_suffixes(rules)
     expected = []
     for row in rows:
         codes = []
-        for rule in rules:
+        for rule, suffix in zip(rules, suffixes, strict=True):
+            broken_before = len(codes)
             kind = rule["type"]
             if rule.get("severity") == "warn":
                 continue  # a warn rule never quarantines a row
@@ -285,6 +342,7 @@ def _oracle(rows, rules):
                 )
                 if present and not valid:
                     codes.append(f"{kind}({rule['column']})")
+            codes[broken_before:] = [code + suffix for code in codes[broken_before:]]
         expected.append(list(dict.fromkeys(codes)))
     return expected
 
