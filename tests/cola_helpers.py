@@ -147,7 +147,7 @@ def broken_history_file(store: Path) -> Path:
     from cola_core.history import HISTORY_SCHEMA
 
     types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
-             "timestamp": pa.timestamp("us", tz="UTC")}
+             "int": pa.int32(), "timestamp": pa.timestamp("us", tz="UTC")}
     schema = pa.schema([pa.field(name, types[kind]) for name, kind in
                         (column.split() for column in HISTORY_SCHEMA.split(","))])
     row: dict = dict.fromkeys(schema.names)

@@ -378,26 +378,48 @@ def test_a_history_store_setting_is_read_as_cola_history_takes_it_and_an_unreada
     unreadable = viewer.get("/cola/")
     assert unreadable.status_code == 503
     assert {name: unreadable.headers[name] for name in SECURITY_HEADERS} == SECURITY_HEADERS
+    # Read without Spark, as every store on a local path: pyarrow's own reason, naming the file.
     assert _reason(unreadable) == (
-        f"cannot read the history store {broken}: org.apache.spark.SparkException: "
-        "[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] Encountered error while reading file "
-        f"file:{broken}/part-0.parquet. Could not read footer. Please ensure that the file is in either ORC or "
-        "Parquet format."
+        f"cannot read the history store {broken}: cannot read the history part {broken}/part-0.parquet: Error "
+        f"creating dataset. Could not read schema from '{broken}/part-0.parquet'. Is this a 'parquet' file?: "
+        f"Could not open Parquet input source '{broken}/part-0.parquet': Parquet magic bytes not found in footer. "
+        "Either the file is corrupted or this is not a parquet file."
     )
     assert "Traceback" not in unreadable.text
 
 
 def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged(tmp_path, monkeypatch, api, caplog):
-    """Caused for real: a store whose file's footer reads (its columns check out) but whose rows
-    do not, so that the index's query fails with Spark's own error, not one of Cola's."""
+    """Caused for real, on a table store (which only Spark reads, in the background): a table
+    over a file whose footer reads (its columns check out) but whose rows do not, so that the
+    index's query fails with Spark's own error, not one of Cola's. A store on a local path fails
+    the same way without Spark: a 503 naming the file, at once."""
+    from airflow_provider_cola import plugin
     from cola_helpers import broken_history_file
 
     store = tmp_path / "history"
     broken = broken_history_file(store)
     monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "0")
     monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", str(store))
-    with caplog.at_level(logging.ERROR, logger="airflow_provider_cola.plugin"):
-        failed = api.as_user("viewer").get("/cola/")
+    local = api.as_user("viewer").get("/cola/")
+    assert (local.status_code, _reason(local).split(": ", 2)[:2]) == (
+        503, [f"cannot read the history store {store}", f"cannot read the history part {broken}"]
+    )
+
+    spark = plugin._index_spark()
+    spark.sql("DROP TABLE IF EXISTS cola_broken_history")
+    spark.sql(f"CREATE TABLE cola_broken_history USING parquet LOCATION '{store}'")
+    setting = json.dumps({"table": "cola_broken_history"})
+    monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", setting)
+    try:
+        with caplog.at_level(logging.ERROR, logger="airflow_provider_cola.plugin"):
+            building = api.as_user("viewer").get("/cola/")
+            assert (building.status_code, _reason(building), building.headers["retry-after"]) == (
+                503, plugin.BEING_BUILT, "30"
+            )
+            plugin._index_builds[setting].join(timeout=300)
+            failed = api.as_user("viewer").get("/cola/")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_broken_history")
     assert failed.status_code == 503
     assert re.fullmatch(
         r"the index of the history store cannot be built: Py4JJavaError: An error occurred while calling "
@@ -409,13 +431,64 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
     # are for the API server's log.
     assert str(broken) not in failed.text and "Traceback" not in failed.text
     (logged,) = [r for r in caplog.records if r.name == "airflow_provider_cola.plugin"]
-    assert logged.getMessage() == f"The Cola index of the history store {store} cannot be built"
+    assert logged.getMessage() == f"The Cola index of the history store {setting} cannot be built"
     from py4j.protocol import Py4JJavaError
 
     assert logged.exc_info is not None and logged.exc_info[0] is Py4JJavaError
     assert f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{broken}." in str(
         logged.exc_info[1]
     )
+
+
+def test_the_index_of_a_local_store_starts_no_jvm_and_a_table_store_s_is_built_in_the_background(
+    tmp_path, monkeypatch, api
+):
+    """The index of a store on a local path is read in the API server without Spark (checked in
+    a fresh process, where nothing else could have started a JVM); a table store's is built by
+    Spark in a background thread, while the page says so."""
+    from airflow_provider_cola import plugin
+    from cola_core import CheckResult
+    from cola_core.history import RunInfo, append_history
+    from cola_core.pages import render_index
+
+    store = tmp_path / "history"
+    spark = plugin._index_spark()  # the session the plugin builds a table store's index in
+    for day, severity in ((1, "pass"), (2, "fail")):
+        result = CheckResult("row_count", severity == "pass", "m", int(severity == "fail"), float(day), severity,
+                             code="row_count", rule_id="volume")
+        append_history(spark, str(store), [result],
+                       RunInfo(dataset="orders", run_id=f"run-{day}", data_date=f"2024-01-0{day}"))
+    expected = render_index(plugin.read_local_index(store, "parquet", plugin.INDEX_RUNS))
+    assert expected.count("<circle") == 2
+
+    probe = (
+        "import sys\n"
+        "from airflow_provider_cola import plugin\n"
+        "page = plugin._store_index(sys.argv[1], 0)\n"
+        "from pyspark import SparkContext\n"
+        "from pyspark.sql import SparkSession\n"
+        "assert SparkContext._gateway is None and SparkContext._active_spark_context is None\n"
+        "assert SparkSession.getActiveSession() is None\n"
+        "sys.stdout.write(page)\n"
+    )
+    fresh = subprocess.run([sys.executable, "-c", probe, str(store)], capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
+    assert fresh.stdout == expected
+
+    # The same rows in a table store: Spark's index, once built in the background, is the same page.
+    spark.read.parquet(str(store)).write.saveAsTable("cola_table_history")
+    setting = json.dumps({"table": "cola_table_history"})
+    monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", setting)
+    monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "3600")
+    try:
+        building = api.as_user("viewer").get("/cola/")
+        assert (building.status_code, _reason(building)) == (503, plugin.BEING_BUILT)
+        plugin._index_builds[setting].join(timeout=300)
+        built = api.as_user("viewer").get("/cola/")
+        assert (built.status_code, built.text) == (200, expected)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_table_history")
+        plugin._index_pages.pop(setting, None)
 
 
 def test_missing_or_invalid_query_parameters_are_a_400_page_that_does_not_echo_them(api):
