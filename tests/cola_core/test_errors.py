@@ -46,3 +46,23 @@ def test_a_threshold_error_shows_a_caret_under_the_problem():
         "unexpected '%'; a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'\n    < 5%%\n       ^"
     )
     assert (error.text, error.offset, error.problem) == ("< 5%%", 3, "unexpected '%'")
+
+
+def test_collected_errors_list_every_rule_and_keep_the_first_ones_fields():
+    errors = [
+        ColaRuleError("'x' is wrong", position=0, rule_type="regex"),
+        ColaRuleError("not a threshold\n    < abc\n      ^", position=3, rule_type="range", target=1),
+    ]
+    combined = ColaRuleError.collected(errors)
+    assert str(combined) == (
+        "rules: 2 malformed rules:\n- rules[0] (regex): 'x' is wrong\n"
+        "- rules[3].targets[1] (range): not a threshold\n    < abc\n      ^"
+    )
+    assert (combined.position, combined.rule_type, combined.target, combined.reason, combined.errors) == (
+        0, "regex", None, "'x' is wrong", tuple(errors)
+    )
+    assert isinstance(combined, ValueError)
+    assert combined.located(position=9) is combined  # each listed error already says where it is
+    assert ColaRuleError.collected(errors[:1]) is errors[0]
+    with pytest.raises(ValueError, match=r"^collected\(\) needs at least one error$"):
+        ColaRuleError.collected([])
