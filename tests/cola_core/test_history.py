@@ -209,23 +209,62 @@ def test_the_job_spec_carries_the_history_through_its_command_line(tmp_path):
         JobSpec(rules=(), dataset="x")
 
 
+def test_the_job_spec_carries_the_data_interval_and_the_task_s_ids_with_or_without_a_history():
+    # What the operators give: the task's ids and its DAG run's interval, shown in the report
+    # even without a history.
+    spec = JobSpec(rules="/r.yaml", source=parse_source({"path": "/in", "format": "csv"}), dag_id="d", task_id="t",
+                   airflow_run_id="r", data_date="2024-01-02", data_interval_start="2024-01-01T00:00:00+00:00",
+                   data_interval_end="2024-01-02T02:00:00+02:00", logical_date="2024-01-02T00:00:00Z", map_index=2)
+    # Every time is kept as the ISO text of its UTC instant; a date is its midnight in UTC.
+    assert (spec.data_date, spec.data_interval_start, spec.data_interval_end, spec.logical_date) == (
+        "2024-01-02T00:00:00+00:00", "2024-01-01T00:00:00+00:00", "2024-01-02T00:00:00+00:00",
+        "2024-01-02T00:00:00+00:00",
+    )
+    argv = spec.to_argv()
+    assert argv[argv.index("--data-date"):argv.index("--fail-exit-code")] == [
+        "--data-date", "2024-01-02T00:00:00+00:00", "--data-interval-start", "2024-01-01T00:00:00+00:00",
+        "--data-interval-end", "2024-01-02T00:00:00+00:00", "--logical-date", "2024-01-02T00:00:00+00:00",
+        "--map-index", "2",
+    ]
+    assert JobSpec.from_args(job_parser().parse_args(argv)) == spec
+    assert JobSpec.from_json(spec.to_json()) == spec
+    with pytest.raises(ColaError) as raised:
+        JobSpec.from_args(job_parser().parse_args([*argv[:argv.index("--data-date")], "--data-date", "2024-02-30"]))
+    assert str(raised.value) == (
+        "--data-date must be an ISO date or timestamp such as 2024-01-31 or 2024-01-31T06:00:00Z: "
+        "day is out of range for month"
+    )
+    with pytest.raises(ColaError, match=r"^map_index must be a whole number, got '2'$"):
+        JobSpec(rules=(), map_index="2")
+
+
 def _cola(*args, cwd):
+    # As scripts/test runs it: Spark binds to loopback, without warning that it does.
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     return subprocess.Popen(
         [sys.executable, "-m", "cola_core", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
     )
 
 
 def test_several_command_line_runs_at_once_lose_nothing(spark, session_args, tmp_path):
     store = tmp_path / "history"
     rules = str(DATA / "rules_split.json")
-    runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), *session_args, cwd=tmp_path)
-            for _ in range(3)]
+    quiet = session_args or ["--conf", "spark.ui.enabled=false"]  # three UIs would warn of their ports
+    runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), "--data-date", f"2026-03-0{day}",
+                  *quiet, cwd=tmp_path)
+            for day in (1, 2, 3)]
     outcomes = [run.communicate(timeout=600) for run in runs]
     assert [run.returncode for run in runs] == [1, 1, 1], outcomes
+    # Each is a first run on a store that does not exist yet: an expected state, which costs no
+    # Java stack trace (Spark logged one, at WARN, when asked to read the missing folder).
+    jvm_notice = "WARNING: Using incubator modules: jdk.incubator.vector"
+    assert [[line for line in err.splitlines() if line != jvm_notice] for _, err in outcomes] == [[], [], []]
     frame = spark.read.parquet(str(store))
     rules_count = len(json.loads((DATA / "rules_split.json").read_text()))
     assert frame.count() == 3 * rules_count
     assert sorted(row["count"] for row in frame.groupBy("run_id").count().collect()) == [rules_count] * 3
+    assert sorted({row.data_date for row in frame.collect()}) == [dt.datetime(2026, 3, day) for day in (1, 2, 3)]
     # The dataset is the source's path when no --dataset is given.
     assert {row.dataset for row in frame.collect()} == {str(DATA / "orders.csv")}
     assert sorted(name for name in os.listdir(tmp_path) if not name.startswith(".")) == ["history"]
