@@ -15,12 +15,16 @@ import pytest
 from cola_core import Cola, ColaError, ColaOutputError
 from cola_core._format import format_number
 from cola_core.history import (
+    ADDED_COLUMNS,
     HISTORY_COLUMNS,
+    HISTORY_SCHEMA,
     RunInfo,
     append_history,
     daily_summary,
     dimension_summary,
     exclude_run,
+    history_trends,
+    index_rows,
     prune_history,
     read_history,
     rule_trend,
@@ -549,6 +553,11 @@ def test_a_backfill_and_a_rerun_compare_with_the_data_interval_before_theirs(spa
     assert [(row.data_date, row.last_metric) for row in rule_trend(spark, store, days=None).collect()] == [
         (dt.date(2026, 3, 1), 100.0), (dt.date(2026, 3, 2), 90.0), (dt.date(2026, 3, 3), 100.0),
     ]
+    # A report's trend ends at its run's data date: a rerun of day 2 draws what its first run did.
+    utc = dt.timezone.utc
+    (trend,) = history_trends(spark, store, "d", until=dt.datetime(2026, 3, 2, tzinfo=utc)).values()
+    assert trend == [(dt.datetime(2026, 3, 1, tzinfo=utc), 100.0, "pass"), (dt.datetime(2026, 3, 2, tzinfo=utc), 90.0,
+                                                                             "pass")]
 
 
 def test_a_split_compares_with_earlier_splits_and_a_check_with_earlier_checks(spark, tmp_path):
@@ -687,3 +696,51 @@ def test_trends_and_the_index_give_the_written_utc_times_on_a_host_in_another_ti
     assert seen["trend"] == ["2026-01-15T23:30:15.250000+00:00", "2026-07-01T06:00:00+00:00"]
     assert seen["latest"] == "2026-07-01T06:00:00+00:00"
     assert seen["tooltips"] == ["2026-01-15 23:30:15+00:00: 3 (pass)", "2026-07-01 06:00:00+00:00: 3 (pass)"]
+
+
+# -- stores written before the data's date was recorded ------------------------------------------
+
+FIRST_COLUMNS = [column for column in HISTORY_COLUMNS if column not in ADDED_COLUMNS]
+
+
+def test_a_path_store_of_an_earlier_cola_is_read_as_keyed_by_run_time_and_appended_to(spark, tmp_path):
+    rules = [{"type": "row_count", "must_be": "change between -10% and 10%", "id": "volume"}]
+    written = tmp_path / "written"
+    Cola().run(spark.range(100), rules, history=str(written), run_info=RunInfo(dataset="d", validated_at=_day(1)))
+    # What an earlier Cola left: parts without the added columns.
+    store = str(tmp_path / "legacy")
+    spark.read.parquet(str(written)).select(*FIRST_COLUMNS).write.parquet(store)
+    assert [(r.data_date, r.run_kind, r.map_index) for r in read_history(spark, store).collect()] == [
+        (dt.datetime(2026, 3, 1, 6, 0), None, None),
+    ]
+    # A new run compares with it (a row without a kind counts for both kinds), and appends a
+    # part with every column beside the old one; the store reads both.
+    outcome = Cola().split_write(spark.range(95), rules, str(tmp_path / "v"), str(tmp_path / "i"), history=store,
+                                 dataset="d", data_date=dt.date(2026, 3, 2))
+    assert (outcome.results[0].severity, outcome.results[0].baseline) == ("pass", 100.0)
+    assert sorted((r.data_date, r.run_kind, r.metric_value) for r in read_history(spark, store).collect()) == [
+        (dt.datetime(2026, 3, 1, 6, 0), None, 100.0), (dt.datetime(2026, 3, 2, 0, 0), "split", 95.0),
+    ]
+    assert [[point[1] for point in entry["trend"]] for entry in index_rows(spark, store)] == [[100.0, 95.0]]
+
+
+def test_a_table_store_of_an_earlier_cola_gets_the_added_columns_on_its_next_append(spark, people):
+    spark.sql("DROP TABLE IF EXISTS cola_legacy_history")
+    try:
+        Cola().run(people, RULES[:2], history={"table": "cola_legacy_history"}, dataset="p")
+        legacy = spark.table("cola_legacy_history").select(*FIRST_COLUMNS).collect()
+        spark.sql("DROP TABLE cola_legacy_history")
+        first_schema = ", ".join(HISTORY_SCHEMA.split(", ")[:len(FIRST_COLUMNS)])
+        spark.createDataFrame(legacy, first_schema).write.saveAsTable("cola_legacy_history")
+        assert read_history(spark, {"table": "cola_legacy_history"}).count() == 2
+        Cola().run(people, RULES[:2], history={"table": "cola_legacy_history"}, dataset="p",
+                   data_date=dt.date(2026, 3, 2))
+        assert tuple(spark.table("cola_legacy_history").columns) == HISTORY_COLUMNS
+        rows = read_history(spark, {"table": "cola_legacy_history"}).collect()
+        assert sorted((r.data_date == r.validated_at, r.run_kind) for r in rows) == [
+            (False, "check"), (False, "check"), (True, None), (True, None),
+        ]
+        # Excluding a run rewrites the table with every column.
+        assert exclude_run(spark, {"table": "cola_legacy_history"}, rows[0].run_id) == 2
+    finally:
+        spark.sql("DROP TABLE IF EXISTS cola_legacy_history")

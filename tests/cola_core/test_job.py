@@ -207,7 +207,7 @@ def test_unknown_json_keys_are_refused_with_the_valid_ones():
         "unknown job keys ['mastr', 'rule']; valid keys are command, rules, source, results, report, pipeline, "
         "samples, fail_exit_code, check_packages, allow_external_access, valid_output, invalid_output, annotate, "
         "quarantine_key, annotate_valid, master, remote, conf, verbose, history, dataset, dag_id, task_id, airflow_run_id, "
-        "html"
+        "data_date, data_interval_start, data_interval_end, logical_date, map_index, html"
     )
 
 

@@ -98,6 +98,16 @@ def test_a_report_shows_the_run_the_verdict_and_every_result(people):
         "<dt>Airflow run</dt><dd>manual__1</dd></dl>"
     ) in page
     assert "<p>5 results: 1 pass, 2 warn, 2 fail</p>" in page
+    # With the data's date and its Airflow data interval, the run says which data it checked.
+    dated = render_html(results, dataset="crm.people", validated_at=AT,
+                        data_date=dt.datetime(2026, 4, 30, tzinfo=dt.timezone.utc),
+                        data_interval=(dt.datetime(2026, 4, 29, 22, tzinfo=dt.timezone(dt.timedelta(hours=-2))),
+                                       dt.datetime(2026, 5, 1, tzinfo=dt.timezone.utc)))
+    assert re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", dated.split("</dl>", 1)[0]) == [
+        ("dataset", "crm.people"), ("data date", "2026-04-30 00:00:00+00:00"),
+        ("data interval", "2026-04-30 00:00:00+00:00 to 2026-05-01 00:00:00+00:00"),
+        ("validated at", "2026-05-01 12:30:00+00:00"),
+    ]
     assert "<h2>Split</h2>" not in page
     assert [r.severity for r in results] == ["fail", "warn", "fail", "warn", "pass"]
     assert [r.message for r in results] == [
@@ -429,7 +439,7 @@ def test_the_index_has_one_row_per_dataset_and_rule_worst_first(spark, tmp_path)
     assert "<p>0 rules, worst first</p>" in render_index([])
 
 
-def test_the_index_lists_rules_not_in_their_datasets_latest_run_after_the_others():
+def test_the_index_lists_rules_not_in_their_datasets_newest_data_interval_after_the_others():
     def row(dataset: str, rule_id: str, severity: str, **current: bool) -> dict:
         return {"dataset": dataset, "rule_id": rule_id, "severity": severity, "code": f"code-{rule_id}",
                 "check_name": None, "validated_at": at(1), "trend": [(at(1), 1.0, severity)], **current}
@@ -440,10 +450,10 @@ def test_the_index_lists_rules_not_in_their_datasets_latest_run_after_the_others
         row("a", "kept-fail", "fail", current=True), row("b", "gone-fail", "fail", current=False),
     ]
     page = render_index(rows)
-    assert "<p>6 rules: 3 in their dataset's latest run, worst first, then 3 not in it</p>" in page
-    current, former = page.split("<h2>Rules not in their dataset's latest run</h2>")
-    assert "<p>3 rules that ran before but not in their dataset's latest run (removed since, most likely), " \
-           "worst first; the severity is that of their own latest run</p>" in former
+    assert "<p>6 rules: 3 in their dataset's newest data interval, worst first, then 3 not in it</p>" in page
+    current, former = page.split("<h2>Rules not in their dataset's newest data interval</h2>")
+    assert "<p>3 rules that ran before but not in their dataset's newest data interval (removed since, most " \
+           "likely), worst first; the severity is that of their own newest interval</p>" in former
     assert [re.findall(r"<code>(.*?)</code>", line)[1] for line in re.findall(r"<tr><td>.*?</tr>", current)] == [
         "kept-fail", "kept-warn", "kept-pass",
     ]
