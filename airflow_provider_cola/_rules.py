@@ -6,7 +6,6 @@ task fails at once with the engine's own message and nothing is submitted.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core import Cola, ColaError
 from cola_core.rules_file import read_rules_file
-from cola_core.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source, without_file_scheme
+from cola_core.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source
+from cola_core.storage import missing_local_path
 
 if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck
 
-# A URI scheme (s3a:, hdfs:, abfss:...); a Windows drive letter never reaches a local master here.
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 __all__ = [
     "RuleBlock", "checked_local_path", "checked_output", "checked_source", "dag_folder", "engine", "load_rules",
@@ -230,12 +228,6 @@ def checked_local_path(source: SourceSpec, master: str) -> None:
     """
     if source.path is None or not master.startswith("local"):
         return
-    location = source.path
-    if location.startswith("file:"):
-        location = without_file_scheme(location)
-    elif _SCHEME.match(location):
-        return
-    if any(char in location for char in "*?[{"):
-        return
-    if not Path(location).exists():
+    # The engine's own test, the one `cola` makes before it starts a local JVM.
+    if missing_local_path(source.path):
         raise ColaConfigError(f"invalid Cola source: the path {source.path!r} does not exist on this machine")
