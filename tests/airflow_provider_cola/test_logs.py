@@ -52,12 +52,12 @@ def supervised_run(run_dag, monkeypatch, tmp_path):
 
     monkeypatch.setattr(supervisor, "run_task_in_process", supervised)
 
-    def run(dag_id: str, day: str) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+    def run(dag_id: str, day: str, conf: dict[str, Any] | None = None) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
         nonlocal logs_folder
         # A folder per run: the supervisor appends to a task's log file.
         logs_folder = tmp_path / str(next(folders))
         logs_folder.mkdir()
-        outcome = run_dag(dag_id, day)
+        outcome = run_dag(dag_id, day, conf)
         logs = {
             path.stem: [json.loads(line) for line in path.read_text().splitlines()]
             for path in logs_folder.glob("*.log")
@@ -113,3 +113,20 @@ def test_the_operator_log_shows_the_results_table_right_after_the_command_line(s
         f" --conf spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={config} --py-files "
     ) in lines[command]
 
+
+
+def test_the_first_run_on_a_history_store_that_does_not_exist_yet_logs_no_java_stack_trace(supervised_run, tmp_path):
+    """A fresh store is an expected state: Spark logged a FileNotFoundException of some 90 lines
+    (at WARN) when Cola read a store that was not there yet, in the check's log and the split's."""
+    conf = {"history": str(tmp_path / "history"), "out": str(tmp_path / "out")}
+    outcome, logs = supervised_run("cola_test_history", "2024-01-01", conf)
+
+    assert outcome.states == {"check_orders": "success", "split_orders": "success"}
+    for task in ("check_orders", "split_orders"):
+        lines = events(logs[task])
+        assert [line for line in lines if "Exception" in line or line.lstrip().startswith("at ")] == [], task
+        assert {record["level"] for record in logs[task]} == {"info"}, [r for r in logs[task] if r["level"] != "info"]
+    # The check's log: Airflow's own lines, the command line, the results table and the outcome;
+    # 306 lines before, of which the stack traces were most.
+    assert len(logs["check_orders"]) < 40, events(logs["check_orders"])
+    assert len(logs["split_orders"]) < 40, events(logs["split_orders"])
