@@ -4,7 +4,9 @@ see, and real DAG runs that send a mail to an SMTP server and JSON to a webhook 
 from __future__ import annotations
 
 import email
+import html
 import json
+import re
 import socket
 from email.message import Message
 from pathlib import Path
@@ -268,6 +270,16 @@ def test_alerts_fire_on_real_runs_before_the_task_branches_or_fails(run_dag, mon
             "report_url": None,
         },
     }
+    # The split's report, without a history, names the DAG run and the data's date.
+    page = (tmp_path / "split.html").read_text()
+    facts = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page.split("</dl>", 1)[0])
+    assert [(name, value) for name, value in facts if name != "validated at"] == [
+        # A DAG without a schedule: Airflow gives a manual run the interval of its logical date alone.
+        ("data date", "2024-01-03 00:00:00+00:00"),
+        ("data interval", "2024-01-03 00:00:00+00:00 to 2024-01-03 00:00:00+00:00"),
+        ("DAG", "cola_test_alerts"), ("task", "split_in_process"),
+        ("Airflow run", html.escape(run_id)),
+    ]
     lines = outcome.log.splitlines()
 
     def at(text: str) -> int:

@@ -120,11 +120,13 @@ with DAG(
     def check_in_process(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
-    # A split: the alert says how many rows went where.
+    # A split: the alert says how many rows went where. Its report names the DAG run and the
+    # data's date without a history.
     @cola_check(
         rules=RULES[1:],
         valid_output="{{ params.reports }}/split/valid",
         invalid_output="{{ params.reports }}/split/quarantine",
+        html_report="{{ params.reports }}/split.html",
         on_failure="warn",
         on_quality=WebhookNotifier(
             url="{{ params.webhook }}/{{ ti.task_id }}",
