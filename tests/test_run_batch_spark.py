@@ -16,6 +16,7 @@ of a freshness result is compared exactly.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from typing import Any
 
@@ -227,6 +228,12 @@ def test_rule_alone_equals_rule_in_block(label, alone, block):
                 if name == "message":
                     want_value = want_value.replace(format_number(want.metric_value), "<age>")
                     got_value = got_value.replace(format_number(got.metric_value), "<age>")
+            if name == "code" and got.rule_id != want.rule_id:
+                # A rule measuring what an earlier rule of the block measures has its rule id
+                # and its default code told apart, each with a "#n" (README: Codes).
+                assert re.fullmatch(r"#\d+", got.rule_id.removeprefix(want.rule_id)), label
+                assert re.fullmatch(r"#\d+", got_value.removeprefix(want_value)), f"{label}: {name} differs"
+                continue
             assert got_value == want_value, f"{label}: {name} differs"
 
 
