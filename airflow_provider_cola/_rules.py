@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RuleBlock", "checked_local_path", "checked_output", "checked_source", "dag_folder", "engine", "load_rules",
-    "split_job_fields",
+    "run_job_fields", "split_job_fields",
 ]
 
 
@@ -133,7 +133,7 @@ def checked_output(config: Mapping[str, Any] | str, what: str) -> OutputSpec:
         raise ColaConfigError(f"invalid {what}: {error}") from error
 
 
-def history_job_fields(
+def run_job_fields(
     history: Mapping[str, Any] | str | None,
     dataset: str | None,
     context: Mapping[str, Any],

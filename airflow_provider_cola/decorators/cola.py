@@ -29,7 +29,7 @@ from airflow_provider_cola._outcome import (
     checked_switch,
     settle,
 )
-from airflow_provider_cola._rules import RuleBlock, dag_folder, history_job_fields, load_rules, split_job_fields
+from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules, run_job_fields, split_job_fields
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
 from airflow_provider_cola.errors import ColaConfigError, refusal_of
@@ -154,8 +154,8 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
             allow_external_access=self.allow_external_access,
         )
         # The function's DataFrame has no source to name it by: the task does.
-        history = history_job_fields(self.history, self.dataset, context, f"{self.dag_id}.{self.task_id}")
-        self._job = self._job_spec(self._block, {**self._job_outputs(), **history})
+        run_fields = run_job_fields(self.history, self.dataset, context, f"{self.dag_id}.{self.task_id}")
+        self._job = self._job_spec(self._block, {**self._job_outputs(), **run_fields})
         self._page = checked_report_path(self.html_report)
         if self._page is not None:  # an earlier run's page must never pass for this run's
             self._page.unlink(missing_ok=True)
@@ -251,8 +251,8 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
 
         Args:
             block: the rules, validated (``load_rules``).
-            outputs: the split's outputs, validated (:meth:`_job_outputs`), and the history
-                fields; the command is a split when there are outputs.
+            outputs: the split's outputs, validated (:meth:`_job_outputs`), and the run's fields
+                (`_rules.run_job_fields`); the command is a split when there are outputs.
 
         Raises:
             ColaConfigError: the engine refuses the job as specified.

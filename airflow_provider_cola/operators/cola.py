@@ -33,8 +33,8 @@ from airflow_provider_cola._rules import (
     checked_output,
     checked_source,
     dag_folder,
-    history_job_fields,
     load_rules,
+    run_job_fields,
     split_job_fields,
 )
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
@@ -291,7 +291,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             allow_external_access=self.allow_external_access,
         )
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
-        outputs = {**self._job_outputs(), **history_job_fields(self.history, self.dataset, context, None)}
+        outputs = {**self._job_outputs(), **run_job_fields(self.history, self.dataset, context, None)}
         page = checked_report_path(self.html_report)
         outputs["html"] = None if page is None else str(page)
         remote = self._connect_url()
