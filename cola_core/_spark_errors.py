@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = [
-    "analyse_now", "condition_of", "first_line", "is_data_error", "is_lasting_storage_error", "is_unreachable",
-    "sql_state_of",
+    "analyse_now", "condition_of", "first_line", "is_data_error", "is_evaluation_failure", "is_lasting_storage_error",
+    "is_out_of_resources", "is_unreachable", "sql_state_of",
 ]
 
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_]+)?\]")
@@ -29,7 +29,8 @@ _CAUSE = re.compile(r"Caused by: ([^\n]+)")
 _DATA_STATES = ("22", "42", "P0001")
 # Failures Spark does not classify, raised by an expression on the values it met: a regex or
 # an XML document built from the data, a format string, a number or date that will not parse.
-# Cluster failures (lost executors, out of memory, I/O) are none of these, and keep raising.
+# Cluster failures (lost executors, out of memory, I/O) are none of these (the planner reads
+# those apart, with is_out_of_resources).
 _DATA_CAUSES = re.compile(
     r"Caused by: (?:java\.util\.regex\.PatternSyntaxException|org\.xml\.sax\.SAXParseException"
     r"|javax\.xml\.xpath\.\w*Exception|java\.util\.\w*Format\w*Exception"
@@ -37,6 +38,13 @@ _DATA_CAUSES = re.compile(
     r"|java\.time\.\w*Exception)"
 )
 
+# A JVM that ran out of memory (an array or string too large to allocate, a heap exhausted,
+# Spark's own accounting), or an executor that was killed or lost while it ran a task (YARN and
+# Kubernetes kill a container over its memory limit).
+_OUT_OF_RESOURCES = re.compile(
+    r"java\.lang\.OutOfMemoryError|SparkOutOfMemoryError|Requested array size exceeds VM limit"
+    r"|ExecutorLostFailure|exceeding memory limits|OOMKilled"
+)
 # File system refusals that a retry cannot fix: the target is in the way, not writable, or
 # not there. Timeouts, lost executors and other I/O errors are not among them.
 _LASTING_STORAGE = re.compile(
@@ -78,6 +86,21 @@ def is_data_error(error: BaseException) -> bool:
     if state is not None:
         return state.startswith(_DATA_STATES)
     return _DATA_CAUSES.search(str(error)) is not None
+
+
+def is_out_of_resources(error: BaseException) -> bool:
+    """Whether Spark ran out of memory, or lost the executor that ran a task, while evaluating
+    (a rule that builds huge values on some rows, say). Such a failure is measured as the
+    failure of the rule whose evaluation meets it again alone (see ``planner._measure_each``),
+    never a crash of the run: a lost executor that a retry cures measures fine the next time.
+    """
+    return _OUT_OF_RESOURCES.search(str(error)) is not None
+
+
+def is_evaluation_failure(error: BaseException) -> bool:
+    """Whether a job failed on what a rule evaluates (:func:`is_data_error`), or ran out of
+    memory doing it (:func:`is_out_of_resources`), rather than on the plan or the cluster."""
+    return is_data_error(error) or is_out_of_resources(error)
 
 
 def is_unreachable(error: BaseException) -> bool:

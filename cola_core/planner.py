@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, scope_column, shared_columns
-from cola_core._spark_errors import analyse_now, first_line, is_data_error, is_unreachable
+from cola_core._spark_errors import analyse_now, first_line, is_evaluation_failure, is_unreachable
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
 from cola_core.result import CheckResult
+from cola_core.sqlguard import spark_expression_problem
 from cola_core.storage import read_source
 
 if TYPE_CHECKING:
@@ -113,7 +114,13 @@ def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
         for column in check.columns_used(df):
             top_level = column.split(".", 1)[0]
             problem: str | None
-            if column.lower() not in available and top_level.lower() not in available:
+            if column.lower() not in available and "*" in column:
+                # Spark reads address.* (or a.*.b) as every field of a struct: a rule names one.
+                problem = (
+                    f"column {column!r} is a star path, not the name of a column or of one nested field; "
+                    "name each column (for several, list them in 'columns' or use 'targets')"
+                )
+            elif column.lower() not in available and top_level.lower() not in available:
                 problem = f"column {column!r} does not exist; the DataFrame has {', '.join(df.columns)}"
             elif column.lower() not in available:
                 problem = _nested_problem(df, column)
@@ -145,6 +152,14 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
     block's conditions are analysed together; only when that finds a problem are they
     analysed one by one, to name the rule and say what is wrong.
     """
+    # Each condition alone first: inside the block's one expression, text such as
+    # "a > 0) OR (b < 0" would pair up with the parentheses around it (the guard refuses that
+    # shape before Spark; Spark's own parser has the last word where a JVM is at hand).
+    for check in checks:
+        for condition in check.conditions():
+            problem = spark_expression_problem(df.sparkSession, condition)
+            if problem is not None:
+                raise check.rule_error(f"Spark cannot parse {condition!r} as a condition: {problem}")
     conditions = list(dict.fromkeys(condition for check in checks for condition in check.conditions()))
     together = len(conditions) > 1 and _conditions_hold(df, conditions)
     for check in checks:
@@ -393,7 +408,7 @@ def measure_block(
         try:
             distinct_counts[distinct_set] = count_distinct_rows(df, column_set, where)
         except Exception as error:
-            if not is_data_error(error):
+            if not is_evaluation_failure(error):
                 raise
             broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
     row: list[Any]
@@ -403,7 +418,7 @@ def measure_block(
         try:
             row = _one_row(prepared, aggregates) if aggregates else []
         except Exception as error:
-            if not is_data_error(error):
+            if not is_evaluation_failure(error):
                 raise
             row = _measure_each(prepared, plan, aggregates, inline_at, broken)
     distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items() if row[at] is not None})
@@ -421,7 +436,7 @@ def measure_block(
             try:
                 result = check.run(df if scope is None else df.where(scope))
             except Exception as error:
-                if not is_data_error(error):
+                if not is_evaluation_failure(error):
                     raise
                 result = _unmeasured(check, first_line(error))
         rows_in_scope = int(row[plan.rows_at[index]]) if index in plan.rows_at and index not in broken else None
@@ -448,7 +463,7 @@ def _measure_each(
         try:
             row[at] = _one_row(prepared, [aggregates[at]])[0]
         except Exception as error:
-            if not is_data_error(error):
+            if not is_evaluation_failure(error):
                 raise
             broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
     for index, own in plan.positions.items():
@@ -458,7 +473,7 @@ def _measure_each(
         try:
             values = _one_row(prepared, [aggregates[at] for at in positions]) if positions else []
         except Exception as error:
-            if not is_data_error(error):
+            if not is_evaluation_failure(error):
                 raise
             broken[index] = first_line(error)
             continue

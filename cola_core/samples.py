@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cola_core._columns import quote, shared_columns
-from cola_core._format import _json_key, json_safe
-from cola_core._spark_errors import is_data_error
+from cola_core._format import _json_key, cut_texts, json_safe
+from cola_core._spark_errors import is_evaluation_failure
 from cola_core.checks.base import BaseCheck
 from cola_core.planner import prepare_all, read_inputs
 from cola_core.result import CheckResult
@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
-__all__ = ["attach_samples"]
+__all__ = ["SAMPLE_TEXT_CHARS", "attach_samples"]
+
+# The characters of each text in a sample row (a value of the data, at any depth): a longer one
+# is cut, ending with "… [cut: N characters]", so a column of long texts cannot swell a result.
+SAMPLE_TEXT_CHARS = 1_000
 
 # A variant nested deeper than this is given as its JSON text, not as the value it holds:
 # the parsed value would only be rebuilt, written and read back by recursive code.
@@ -184,14 +188,14 @@ def attach_samples(
     try:
         by_rule = _collect(df, checks, failing, samples)
     except Exception as error:
-        if not is_data_error(error):
+        if not is_evaluation_failure(error):
             raise
         by_rule = {}
         for index in failing:
             try:
                 by_rule.update(_collect(df, checks, [index], samples))
             except Exception as alone:
-                if not is_data_error(alone):
+                if not is_evaluation_failure(alone):
                     raise
     return [
         dataclasses.replace(result, samples=by_rule[index]) if index in by_rule else result
@@ -257,5 +261,5 @@ def _collect(
         for at, (value, field) in enumerate(zip(shown, shown_fields, strict=True), start=2 + len(fields)):
             if value.rule == row[0]:
                 sample[value.label] = _restored(row[at], field.dataType)
-        by_rule[row[0]].append(json_safe(sample))
+        by_rule[row[0]].append(cut_texts(json_safe(sample), SAMPLE_TEXT_CHARS))
     return by_rule

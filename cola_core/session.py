@@ -43,6 +43,7 @@ __all__ = [
     "spark_defaults",
     "spark_session",
     "stop_session",
+    "survivable_conf",
     "uses_local_python",
 ]
 
@@ -50,6 +51,7 @@ JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # Set by administrators; Spark puts it before extraJavaOptions.
 DEFAULT_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 PROGRESS_BAR = "spark.ui.showConsoleProgress"
+KILL_ON_FATAL_ERROR = "spark.executor.killOnFatalError.depth"
 # log4j2 reads either name (the second is log4j 1's, which log4j2 still honours).
 _LOG4J_PROPERTIES = ("log4j2.configurationFile", "log4j.configurationFile")
 _LOG4J_OPTION = re.compile(r"-Dlog4j2?\.configurationFile=")
@@ -175,6 +177,27 @@ def quiet_spark_conf(
     return settings
 
 
+def survivable_conf(
+    master: str | None, conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """``conf`` with ``spark.executor.killOnFatalError.depth=0`` for a local master, unless
+    ``conf`` or ``defaults`` set it.
+
+    In local mode the executor is a thread pool of the driver's own JVM, and Spark kills an
+    executor whose task meets an ``OutOfMemoryError``: the whole JVM, and the session with
+    it. With depth 0 the task fails instead, so a rule that builds values too large for the
+    memory (``repeat(name, id * 1000000000)``) comes back as that rule's failure and the run
+    goes on. On a cluster the default stays: a lost executor is replaced, and the job fails
+    without taking the driver with it.
+    """
+    settings = dict(conf or {})
+    if master is None or not master.startswith("local"):
+        return settings
+    if KILL_ON_FATAL_ERROR not in settings and KILL_ON_FATAL_ERROR not in (defaults or {}):
+        settings[KILL_ON_FATAL_ERROR] = "0"
+    return settings
+
+
 def spark_session(
     master: str | None = None,
     conf: Iterable[tuple[str, str]] = (),
@@ -229,7 +252,8 @@ def spark_session(
             settings["spark.pyspark.python"] = sys.executable
     if not launched_by_spark_submit and not remote:
         # spark-submit's own settings were fixed when it started the JVM; a Connect server's are its own.
-        settings = quiet_spark_conf(settings, spark_defaults(_submit_args_properties_file()))
+        defaults = spark_defaults(_submit_args_properties_file())
+        settings = survivable_conf(master, quiet_spark_conf(settings, defaults), defaults)
     if not launched_by_spark_submit and "spark.app.name" not in settings:
         builder = builder.appName(app_name)
     for key, value in settings.items():

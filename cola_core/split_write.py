@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core._columns import column_of, quote, scope_column, shared_columns
 from cola_core._format import render_code
-from cola_core._spark_errors import first_line, is_data_error, is_lasting_storage_error
+from cola_core._spark_errors import first_line, is_evaluation_failure, is_lasting_storage_error
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.planner import (
@@ -335,10 +335,15 @@ def _write_staging(
             continue
         try:
             write_output(flagged.rows, staging.write_spec())
-        except ColaOutputError as error:
+        except Exception as error:
             fs.delete(staging.folder)
-            cause = error.__cause__ or error
-            if not is_data_error(cause):
+            # write_output turns a refusal of the target into a ColaOutputError; what the rows'
+            # evaluation raised (a value Spark fails on, a rule that exhausts the memory) is
+            # Spark's own error.
+            cause = (error.__cause__ or error) if isinstance(error, ColaOutputError) else error
+            if not is_evaluation_failure(cause):
+                if not isinstance(error, ColaOutputError):
+                    raise
                 raise ColaOutputError(
                     f"cannot write the split to its staging folder {staging.folder}: {first_line(cause)}; "
                     "nothing was published"

@@ -30,12 +30,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from cola_core._sqllex import Token, tokenize
+from cola_core._sqlsize import MAX_BUILT_SIZE, built_size_problem
 from cola_core.errors import ColaRuleError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
+    "MAX_BUILT_SIZE",
     "MAX_NESTING",
     "NONDETERMINISTIC_FUNCTIONS",
     "OUTSIDE_FUNCTIONS",
@@ -51,6 +53,7 @@ __all__ = [
     "outside_access",
     "outside_access_allowed",
     "rename_relation",
+    "spark_expression_problem",
     "spark_parse_problem",
     "tokenize",
 ]
@@ -189,6 +192,12 @@ def _statement(tokens: list[Token], key: str) -> list[Token]:
 
 
 def _check_nesting(tokens: list[Token], key: str) -> None:
+    """Refuse parentheses that do not pair up, or that nest too deep.
+
+    Checked on the text alone: the engine analyses a block's conditions together inside one
+    expression, where ``"a > 0) OR (b < 0"`` would pair up with the parentheses around it and
+    pass for a condition it is not.
+    """
     depth = deepest = 0
     for token in tokens:
         if token.kind == "symbol" and token.text == "(":
@@ -196,6 +205,14 @@ def _check_nesting(tokens: list[Token], key: str) -> None:
             deepest = max(deepest, depth)
         elif token.kind == "symbol" and token.text == ")":
             depth -= 1
+            if depth < 0:
+                raise ColaRuleError(
+                    f"'{key}' closes a parenthesis it never opened (at character {token.start + 1}); "
+                    "its parentheses must pair up"
+                )
+    if depth > 0:
+        raise ColaRuleError(f"'{key}' leaves {depth} parenthes{'i' if depth == 1 else 'e'}s open; its parentheses "
+                            "must pair up")
     if deepest > MAX_NESTING:
         # Spark's recursive-descent parser overflows the JVM's stack long before a rule could
         # need this many levels.
@@ -204,6 +221,10 @@ def _check_nesting(tokens: list[Token], key: str) -> None:
 
 def _check_code(sql: str, tokens: list[Token], key: str) -> None:
     _check_nesting(tokens, key)
+    # Bounded work: a value as large as a constant says is refused before Spark folds it.
+    too_large = built_size_problem(tokens, key)
+    if too_large is not None:
+        raise ColaRuleError(too_large)
     # Commands that are not writes (SET, ADD JAR, USE, ...) can only open a statement, which
     # check_query refuses; a write can also follow a query's start (WITH ... INSERT, FROM t
     # INSERT ...), so its keywords are refused everywhere.
@@ -338,10 +359,29 @@ def spark_parse_problem(spark: SparkSession, sql: str) -> str | None:
     return None
 
 
+def spark_expression_problem(spark: SparkSession, sql: str) -> str | None:
+    """Spark's parse error for ``sql`` read alone as an expression (a condition), or None.
+
+    Only possible with a JVM session at hand; over Spark Connect None is returned (the
+    condition is analysed alone by the server when the block's conditions do not hold
+    together).
+    """
+    parser = _jvm_parser(spark)
+    if parser is None:
+        return None
+    try:
+        parser.parseExpression(sql)
+    except Exception as error:  # a Py4JJavaError wrapping Spark's ParseException
+        return _parse_message(error)
+    return None
+
+
 class _SqlParser(Protocol):
     """The part of Spark's ParserInterface (a Py4J proxy, so untyped) that is used here."""
 
     def parseQuery(self, sql: str) -> object: ...
+
+    def parseExpression(self, sql: str) -> object: ...
 
 
 def _jvm_parser(spark: SparkSession) -> _SqlParser | None:

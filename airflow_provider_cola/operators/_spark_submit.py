@@ -23,7 +23,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import DEFAULT_SPARK_BINA
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
-from cola_core.session import jvm_noise, quiet_spark_conf, spark_defaults, uses_local_python
+from cola_core.session import jvm_noise, quiet_spark_conf, spark_defaults, survivable_conf, uses_local_python
 
 __all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message"]
 
@@ -128,6 +128,8 @@ class ColaSubmitHook(SparkSubmitHook):
             environ = {**os.environ, **{str(k): str(v) for k, v in (self._env_vars or {}).items()}}
             defaults = spark_defaults(self._properties_file, environ)
             self._conf = quiet_spark_conf(self._conf, defaults, environ)
+        # A rule that exhausts a local JVM's memory fails alone instead of killing the job.
+        self._conf = survivable_conf(self._connection["master"], self._conf, spark_defaults(self._properties_file))
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         masked = super()._mask_cmd(connection_cmd)

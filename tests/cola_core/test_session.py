@@ -24,6 +24,7 @@ from cola_core.session import (
     quiet_spark_conf,
     spark_defaults,
     spark_session,
+    survivable_conf,
     uses_local_python,
 )
 
@@ -280,3 +281,57 @@ def test_a_connect_session_is_refused_beside_a_running_classic_one(spark):
         "client; run the Cola task in a process of its own (or stop that session first)"
     )
     assert spark_session("local[1]") == (spark, False)
+
+
+def test_a_local_session_lets_a_task_that_runs_out_of_memory_fail_without_killing_the_jvm():
+    assert survivable_conf("local[2]", {"a": "1"}) == {"a": "1", "spark.executor.killOnFatalError.depth": "0"}
+    assert survivable_conf("local[2]", {"spark.executor.killOnFatalError.depth": "5"}) == {
+        "spark.executor.killOnFatalError.depth": "5"
+    }
+    assert survivable_conf("local", {}, {"spark.executor.killOnFatalError.depth": "3"}) == {}
+    # On a cluster a lost executor is replaced, and the job fails without taking the driver with it.
+    assert survivable_conf("yarn", {}) == survivable_conf("spark://127.0.0.1:7077", {}) == {}
+    assert survivable_conf(None, {}) == {}
+
+
+ROW_BUILT = "size(array_repeat(id, cast(id * 600000000 AS int))) >= 0"
+_OUT_OF_MEMORY = f"""
+import json, os, sys
+from cola_core import Cola
+from cola_core.session import spark_session
+out = sys.argv[1]
+# A small JVM: each row past the first asks for an array of 600 million longs or more.
+spark, _ = spark_session("local[1]", [("spark.driver.memory", "512m"), ("spark.ui.enabled", "false"),
+                                       ("spark.sql.shuffle.partitions", "1")])
+df = spark.range(4)
+rules = [{{"type": "expression", "expression": "{ROW_BUILT}"}}, {{"type": "row_count", "min": 1}},
+         {{"type": "not_null", "columns": ["id"]}}]
+results = [(r.severity, r.message) for r in Cola().run(df, rules)]
+try:
+    Cola().split_write(df, rules, out + "/valid", out + "/invalid")
+    split = None
+except Exception as error:
+    split = [type(error).__name__, str(error)]
+print(json.dumps({{"results": results, "split": split, "left": sorted(os.listdir(out)), "alive": spark.range(3).count()}}))
+"""
+
+
+@pytest.mark.spark
+def test_a_rule_that_exhausts_the_memory_on_its_rows_fails_alone_and_the_session_survives(tmp_path):
+    """The issue's per-row form, whose size the data gives (a constant one is refused before
+    Spark): in local mode Spark's default kills the executor, which is the whole JVM."""
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY, str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    outcome = json.loads(done.stdout.splitlines()[-1])
+    unmeasured = f"expression({ROW_BUILT}): Spark could not evaluate the rule on this data: " \
+                 "java.lang.OutOfMemoryError: Java heap space"
+    assert outcome == {
+        "results": [["fail", unmeasured], ["pass", "row_count = 4 is within bounds (min 1)"],
+                    ["pass", "not_null(id): no NULL values"]],
+        # The split cannot place the rows, says why, and leaves no staging folder behind.
+        "split": ["ColaError", f"the split cannot be written, as a row rule fails on the data: {unmeasured}"],
+        "left": [],
+        "alive": 3,
+    }
