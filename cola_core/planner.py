@@ -36,7 +36,7 @@ from cola_core._spark_errors import analyse_now, first_line, is_evaluation_failu
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
 from cola_core.result import CheckResult
-from cola_core.sqlguard import spark_expression_problem
+from cola_core.sqlguard import spark_expression_problem, without_comments
 from cola_core.storage import read_source
 
 if TYPE_CHECKING:
@@ -177,14 +177,16 @@ def _conditions_hold(df: DataFrame, conditions: Sequence[str]) -> bool:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, StructType
 
-    # A newline before each closing parenthesis: a condition ending in a -- comment cannot
-    # swallow it (the rule parser has refused ';' and anything but one expression).
-    fields = ", ".join(f"'c{number}', (\n{condition}\n)" for number, condition in enumerate(conditions))
+    # Each condition's code alone, its comments dropped, in parentheses of its own: the guard
+    # has refused a condition whose parentheses do not pair up, so none can reach into another
+    # (the rule parser has refused ';' and anything but one expression).
+    codes = [without_comments(condition) for condition in conditions]
+    fields = ", ".join(f"'c{number}', ({code})" for number, code in enumerate(codes))
     try:
         struct = df.select(F.expr(f"named_struct({fields})")).schema.fields[0].dataType
         if not (isinstance(struct, StructType) and all(isinstance(f.dataType, BooleanType) for f in struct.fields)):
             return False
-        every = " AND ".join(f"(\n{condition}\n)" for condition in conditions)
+        every = " AND ".join(f"({code})" for code in codes)
         filtered = df.where(F.expr(every))
         analyse_now(filtered)  # Spark Connect would only refuse an aggregate in a WHERE when it runs
         return _deterministic(filtered)

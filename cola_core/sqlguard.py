@@ -56,6 +56,7 @@ __all__ = [
     "spark_expression_problem",
     "spark_parse_problem",
     "tokenize",
+    "without_comments",
 ]
 
 # How the switch is named wherever a user meets it; every refusal message names it.
@@ -400,6 +401,20 @@ def _parse_message(error: BaseException) -> str:
     text = str(java.getMessage()) if java is not None else str(error)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else type(error).__name__
+
+
+def without_comments(sql: str) -> str:
+    """``sql`` as its code alone: each comment (and the white space around it) becomes one
+    space, literals and hints are kept as written. Pieces of SQL joined into one text (the
+    block's conditions, analysed together) cannot then reach into each other: a line comment
+    continued by a final backslash would swallow the text after it."""
+    tokens = tokenize(sql)
+    parts: list[str] = []
+    for index, token in enumerate(tokens):
+        if index and token.start > tokens[index - 1].end:
+            parts.append(" ")
+        parts.append(sql[token.start:token.end])
+    return "".join(parts)
 
 
 def rename_relation(sql: str, old: str, new: str) -> str:

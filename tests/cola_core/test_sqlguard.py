@@ -479,3 +479,50 @@ def test_a_view_name_is_a_plain_identifier_with_nothing_after_it():
     with pytest.raises(ColaRuleError) as raised:
         Cola().parse([{"type": "sql", "query": "SELECT true", "view_name": "orders\n"}])
     assert str(raised.value) == "rules[0] (sql): 'view_name' 'orders\\n' must be a plain identifier such as '_validation_df'"
+
+
+# -- every condition alone: parentheses pair up within the condition itself ------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"type": "not_null", "columns": ["amount"], "where": "amount > 0) OR (amount < 0"},
+         "rules[0] (not_null): 'where' closes a parenthesis it never opened (at character 11); its parentheses "
+         "must pair up"),
+        ({"type": "expression", "expression": "amount > 0) OR (amount < 0"},
+         "rules[0] (expression): 'expression' closes a parenthesis it never opened (at character 11); its "
+         "parentheses must pair up"),
+        ({"type": "expression", "expression": "(amount > 0"},
+         "rules[0] (expression): 'expression' leaves 1 parenthesis open; its parentheses must pair up"),
+        ({"type": "sql", "query": "SELECT ((1)"},
+         "rules[0] (sql): 'query' leaves 1 parenthesis open; its parentheses must pair up"),
+    ],
+)
+def test_a_condition_whose_parentheses_only_pair_up_inside_the_block_is_refused_alone(rule, message):
+    # With another condition in the block: the engine analyses a block's conditions together,
+    # inside one expression whose own parentheses would pair up with these.
+    other = {"type": "range", "column": "amount", "min": 0, "where": "amount IS NOT NULL"}
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse([rule, other])
+    assert str(raised.value) == message
+
+
+@pytest.mark.spark
+def test_a_condition_that_only_parses_inside_the_block_is_a_rule_error_before_any_job(spark, job_counter):
+    """A line comment continued by a final backslash: alone, "amount > 0 AND amount -" is no
+    condition; joined to the next one it swallowed the text between them, and the block read
+    as "amount > 0 AND amount - amount < 5"."""
+    df = spark.createDataFrame([(1,)], "amount int")
+    rules = [
+        {"type": "not_null", "columns": ["amount"], "where": "amount > 0 AND amount - -- then\\"},
+        {"type": "expression", "expression": "amount < 5"},
+    ]
+    for action in (lambda: Cola().run(df, rules), lambda: Cola().split(df, rules)):
+        with job_counter.count() as jobs, pytest.raises(ColaRuleError) as raised:
+            action()
+        assert jobs.jobs == 0
+        assert str(raised.value).startswith(
+            "rules[0] (not_null): Spark cannot parse 'amount > 0 AND amount - -- then\\\\' as a condition: "
+            "[PARSE_SYNTAX_ERROR] Syntax error at or near end of input"
+        ), str(raised.value)
