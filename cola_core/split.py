@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cola_core._columns import is_true, quote, shared_columns
 from cola_core._format import render_code
 from cola_core.checks.base import BaseCheck
-from cola_core.errors import ColaError
+from cola_core.errors import ColaError, ColaSourceError
 from cola_core.planner import ensure_columns, ensure_conditions, prepare_all, read_inputs
 
 if TYPE_CHECKING:
@@ -57,15 +57,41 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     return F.array_distinct(flagged) if len(set(codes)) < len(codes) else flagged
 
 
+def _refuse_repeated_columns(df: DataFrame) -> None:
+    """A split writes every row with the input's columns and selects them by name: a name two
+    columns share (a join that kept both ``id`` columns) is ambiguous to Spark, and no file
+    format writes it. ``run`` measures such a DataFrame (its rules name other columns)."""
+    names = list(df.columns)
+    case_sensitive = str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    seen: dict[str, str] = {}
+    repeated: list[str] = []
+    for name in names:
+        key = name if case_sensitive else name.lower()
+        if key in seen and seen[key] not in repeated:
+            repeated.append(seen[key])
+        seen.setdefault(key, name)
+    if repeated:
+        listed = ", ".join(repr(name) for name in repeated)
+        raise ColaSourceError(
+            f"the DataFrame has more than one column named {listed} (its columns: {', '.join(names)}); a split "
+            "keeps every column of every row, so each must have its own name: rename or drop the repeated ones "
+            "(df.toDF(*names) or a select) before splitting"
+        )
+
+
 def check_split_options(
     df: DataFrame, annotate: str | None, quarantine_key: Sequence[str] | None, with_warnings: bool
 ) -> None:
-    """Refuse an ``annotate`` column that exists (or its warnings column, when there are warning
-    rules), or a ``quarantine_key`` that is not a list of ``df``'s columns.
+    """Refuse a DataFrame whose column names repeat, an ``annotate`` column that exists (or its
+    warnings column, when there are warning rules), or a ``quarantine_key`` that is not a list
+    of ``df``'s columns.
 
     Raises:
+        ColaSourceError: columns with the same name (as Spark compares names: case aside,
+            unless ``spark.sql.caseSensitive``).
         ColaError: naming the option and what is wrong.
     """
+    _refuse_repeated_columns(df)
     existing = {c.lower() for c in df.columns}
     if annotate is not None:
         if not isinstance(annotate, str) or not annotate.strip():
@@ -192,6 +218,11 @@ def split_block(
 ) -> ColaSplit:
     """Partition ``df`` by the row-level checks in ``checks``; aggregate checks are ignored.
 
+    One job evaluates the input and every row's codes once, and keeps them (Spark's
+    ``localCheckpoint``, in the executors' memory and disk): ``valid`` and ``invalid`` both
+    read that, so they partition the input whatever it is. ``split_write`` writes the two
+    outputs from one evaluation without keeping it.
+
     Args:
         annotate: name of the ``array<string>`` column of codes added to ``invalid``.
         quarantine_key: columns naming an entity (``["order_id"]``): every row sharing a key
@@ -202,6 +233,12 @@ def split_block(
     row_checks = checked_split(df, checks, annotate, quarantine_key)
     # Helper columns that checks add (reference lookups) are used here and dropped by flag_rows.
     flagged = flag_rows(df, prepare_all(df, row_checks), row_checks, annotate, quarantine_key)
-    valid = flagged.rows.where(F.size(flagged.codes) == 0).select(*flagged.valid_columns(annotate))
-    invalid = flagged.rows.where(F.size(flagged.codes) > 0).select(*flagged.invalid_columns(annotate))
+    # Pinned: both outputs are read from one evaluation of the rows and their codes. Were each
+    # computed from the input again, an input that is not the same twice (rand() or a
+    # nondeterministic UDF in its plan, a source written to between the reads) or a rule on
+    # the time (current_timestamp() is taken once per query) could put a row in both outputs,
+    # or in neither.
+    rows = flagged.rows.localCheckpoint(eager=True)
+    valid = rows.where(F.size(flagged.codes) == 0).select(*flagged.valid_columns(annotate))
+    invalid = rows.where(F.size(flagged.codes) > 0).select(*flagged.invalid_columns(annotate))
     return ColaSplit(valid, invalid)

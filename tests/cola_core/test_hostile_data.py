@@ -385,3 +385,94 @@ def test_format_number_is_compact_and_exact_for_whole_decimals(number, text):
     from cola_core._format import format_number
 
     assert format_number(number) == text
+
+
+# -- hardening, round three: odd columns, time, inputs that change, long values -------------
+
+
+@pytest.fixture
+def addresses(spark):
+    return spark.createDataFrame(
+        [(1, ("Lisbon", "1000")), (2, (None, "2000"))], "id int, address struct<city: string, zip: string>"
+    )
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"type": "not_null", "columns": ["address.*"]},
+        {"type": "range", "column": "address.*", "min": 0},
+        {"type": "regex", "column": "address.*", "pattern": "^[0-9]+$"},
+        {"type": "missing_count", "column": "address.*", "must_be": "= 0"},
+        {"type": "not_null", "columns": ["`address`.*"]},
+    ],
+)
+def test_a_star_path_is_a_rule_error_before_any_job_in_run_split_and_split_write(addresses, rule, tmp_path):
+    name = rule.get("column") or rule["columns"][0]
+    message = (
+        f"rules[0] ({rule['type']}): column {name!r} is a star path, not the name of a column or of one nested "
+        "field; name each column (for several, list them in 'columns' or use 'targets')"
+    )
+    for action in (
+        lambda: Cola().run(addresses, [rule]),
+        lambda: Cola().split(addresses, [rule]),
+        lambda: Cola().split_write(addresses, [rule], str(tmp_path / "v"), str(tmp_path / "i")),
+    ):
+        assert refused_with(action) == message
+    assert not (tmp_path / "v").exists() and not (tmp_path / "i").exists()
+    # The nested field itself is a name.
+    (result,) = Cola().run(addresses, [{"type": "not_null", "columns": ["address.city"]}])
+    assert result.message == "not_null(address.city): 1 NULL value (address.city: 1)"
+
+
+def refused_with(action) -> str:
+    from cola_core import ColaError
+
+    with pytest.raises(ColaError) as raised:
+        action()
+    return str(raised.value)
+
+
+def test_repeated_column_names_are_measured_by_run_and_refused_by_a_split_naming_them(spark, tmp_path):
+    df = spark.createDataFrame([(1, 2, 3), (4, 5, None)], "a int, A int, b int")
+    (result,) = Cola().run(df, [{"type": "not_null", "columns": ["b"]}])
+    assert result.failed_count == 1
+    message = (
+        "the DataFrame has more than one column named 'a' (its columns: a, A, b); a split keeps every column of "
+        "every row, so each must have its own name: rename or drop the repeated ones (df.toDF(*names) or a select) "
+        "before splitting"
+    )
+    rules = [{"type": "not_null", "columns": ["b"]}]
+    assert refused_with(lambda: Cola().split(df, rules)) == message
+    assert refused_with(lambda: Cola().split_write(df, rules, str(tmp_path / "v"), str(tmp_path / "i"))) == message
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_lazy_split_partitions_rows_under_a_rule_on_the_time(spark):
+    """current_timestamp() is taken once per query: valid and invalid, collected on each side
+    of the rule's instant, saw two times, and every row went to both outputs."""
+    import time
+
+    instant = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=8)  # the split is done by then
+    rule = {"type": "expression", "expression": f"current_timestamp() < TIMESTAMP '{instant.isoformat()}'"}
+    split = Cola().split(spark.range(10), [rule])
+    valid = [row.id for row in split.valid.collect()]
+    time.sleep(max(0.0, (instant - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 0.5)
+    invalid = [row.id for row in split.invalid.collect()]
+    assert (sorted(valid), invalid) == (list(range(10)), [])
+
+
+def test_the_lazy_split_partitions_an_input_that_is_not_the_same_twice(spark):
+    """A Python UDF that draws anew on every evaluation: each output computed from the input
+    again lost some rows and duplicated others."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    draw = F.udf(lambda: random.random(), "double").asNondeterministic()
+    df = spark.range(2000).withColumn("score", draw())
+    split = Cola().split(df, [{"type": "range", "column": "score", "max": 0.5}])
+    for _ in range(2):  # each collect reads what the split kept, not a new draw
+        valid = [row.id for row in split.valid.collect()]
+        invalid = [row.id for row in split.invalid.collect()]
+        assert sorted(valid + invalid) == list(range(2000))
