@@ -13,7 +13,9 @@ import math
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["format_number", "format_value", "iso_duration", "json_safe", "plural", "render_code"]
+__all__ = [
+    "cut_text", "cut_texts", "format_number", "format_value", "iso_duration", "json_safe", "plural", "render_code",
+]
 
 
 def format_number(value: Any) -> str:
@@ -61,6 +63,26 @@ def render_code(rule_type: str, *parts: Any) -> str:
 def plural(count: int, word: str) -> str:
     """``plural(1, 'value') == '1 value'``, ``plural(3, 'value') == '3 values'``."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def cut_text(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters; otherwise its first ``limit``
+    characters, then ``… [cut: N characters]`` saying how many followed."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text) - limit:,} characters]"
+
+
+def cut_texts(value: Any, limit: int) -> Any:
+    """``value`` (JSON-like data) with every text in it, at any depth, cut by :func:`cut_text`;
+    keys are kept as they are (a row's column names)."""
+    if isinstance(value, str):
+        return cut_text(value, limit)
+    if isinstance(value, dict):
+        return {key: cut_texts(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [cut_texts(item, limit) for item in value]
+    return value
 
 
 def json_safe(value: Any) -> Any:

@@ -12,7 +12,9 @@ Python's stack), and refuses with a :class:`ColaRuleError` naming the rule:
 - whole numbers of more than :data:`MAX_NUMBER_DIGITS` digits (no Spark type holds them, and
   Python refuses to turn an int of more than 4,300 digits into text), non-finite floats
   (NaN, inf) and decimals that Spark's ``DecimalType`` cannot hold;
-- text longer than :data:`MAX_TEXT_LENGTH` characters, and text (a value or a key) that UTF-8
+- text longer than :data:`MAX_TEXT_LENGTH` characters, more than :data:`MAX_BLOCK_TEXT`
+  characters of text in the whole block (counted with repetition: a 200 KB YAML file whose
+  aliases repeat one long name 2,000 times is refused), and text (a value or a key) that UTF-8
   cannot encode: a surrogate such as JSON's valid ``"\\ud800"`` passes Python but fails inside
   py4j, mid-run, when the text is sent to the JVM;
 - anything that is not JSON-like data: bytes, sets, custom objects (a rule is data, never code).
@@ -31,7 +33,7 @@ from typing import Any
 
 from cola_core.errors import ColaRuleError
 
-__all__ = ["MAX_DEPTH", "MAX_NUMBER_DIGITS", "MAX_TEXT_LENGTH", "MAX_VALUES", "check_structure"]
+__all__ = ["MAX_BLOCK_TEXT", "MAX_DEPTH", "MAX_NUMBER_DIGITS", "MAX_TEXT_LENGTH", "MAX_VALUES", "check_structure"]
 
 # A rule is an object of parameters, a few levels deep at most (a reference source with its
 # options is four). 32 leaves room for any real rule, and stays far below Python's recursion
@@ -45,6 +47,10 @@ MAX_NUMBER_DIGITS = 38
 # A SQL query or a value list entry is far shorter; the bound keeps messages and regex
 # compilation small.
 MAX_TEXT_LENGTH = 100_000
+# The characters of text a whole block may hold, counted with repetition (keys left out): the
+# size a rules file may have (rules_file.MAX_RULES_FILE_BYTES), so that YAML aliases repeating one long
+# text cannot make a block, and then its results and messages, larger than any file could.
+MAX_BLOCK_TEXT = 8 * 1024 * 1024
 
 _ALLOWED = "text, numbers, true/false, null, dates, lists and objects"
 _VALID_TEXT = ("a rule's text must be valid Unicode (in JSON, a \\ud800-\\udfff escape "
@@ -76,6 +82,7 @@ class _Walker:
     def __init__(self, block: Any) -> None:
         self.block_id = id(block)
         self.seen = 1  # the block itself
+        self.text = 0  # characters of text values, counted each time they are reached
 
     def walk(self, root: Any) -> str | None:
         on_path = {self.block_id}  # ids of the containers from the block down to the current value
@@ -106,6 +113,14 @@ class _Walker:
             problem = _scalar_problem(value)
             if problem is not None:
                 return f"{_where(path)} {problem}"
+            if isinstance(value, str):
+                self.text += len(value)
+                if self.text > MAX_BLOCK_TEXT:
+                    return (
+                        f"the block holds more than {MAX_BLOCK_TEXT:,} characters of text (counted each time an "
+                        f"alias repeats a value, {_where(path)} passing the bound); a rules file may hold at most "
+                        "as much text as its size limit, so that no result or message can grow past it"
+                    )
         return None
 
     @staticmethod

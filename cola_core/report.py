@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._format import format_number
+from cola_core._format import cut_text, format_number
 from cola_core._values import plain_number
 from cola_core.errors import ColaError
 from cola_core.pages import render_html, render_index  # the issue's names: reports of every kind live here
@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "CUT_TEXT_CHARS",
+    "CUT_THRESHOLDS",
     "REFUSAL_KEY",
     "REPORT_COLUMNS",
     "REPORT_SCHEMA",
+    "RESULTS_BYTES",
     "refusal_results",
     "render_html",
     "render_index",
@@ -63,6 +66,14 @@ REPORT_SCHEMA = (
     "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp, "
     "rule_id string"
 )
+
+# The most bytes of JSON a summary's results take (the results file, the XCom): past it, the
+# samples are left out, then every text cut (see _within_budget).
+RESULTS_BYTES = 16 * 1024 * 1024
+# What a text of a result is cut to, and how many of a custom check's thresholds are kept, when
+# the results are over that budget without their samples.
+CUT_TEXT_CHARS = 80
+CUT_THRESHOLDS = 6
 
 # The one key of a results file that records a refused run instead of results.
 REFUSAL_KEY = "error"
@@ -99,7 +110,7 @@ def summarise(
         "severity": worst_severity(list(results)),
         "passed": counts["fail"] == 0,
         "counts": counts,
-        "results": [_json_safe(result.to_dict()) for result in results],
+        "results": _within_budget([_json_safe(result.to_dict()) for result in results]),
     }
     # Both or neither (checked above); the second test narrows invalid_count's type too.
     if valid_count is not None and invalid_count is not None:
@@ -113,6 +124,52 @@ def _severity(result: CheckResult) -> Severity:
     # (from `passed`) on every CheckResult, so it is never None here.
     assert result.severity is not None
     return result.severity
+
+
+def _within_budget(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results, made to fit :data:`RESULTS_BYTES` of JSON whatever the block: a results file
+    and an XCom must never grow with the data.
+
+    Each message is already at most ``MESSAGE_CHARS`` and each sampled text at most
+    ``SAMPLE_TEXT_CHARS``. Past the budget, the samples go first (each result with samples
+    says how many were left out); then every text of every result is cut to
+    :data:`CUT_TEXT_CHARS`, and a custom check's thresholds beyond the first
+    :data:`CUT_THRESHOLDS` are left out. With at most ``rules.MAX_RESULTS`` results, that fits.
+    """
+    if _json_bytes(results) <= RESULTS_BYTES:
+        return results
+    without_samples = [_without_samples(result) for result in results]
+    if _json_bytes(without_samples) <= RESULTS_BYTES:
+        return without_samples
+    return [_texts_cut(result) for result in without_samples]
+
+
+def _json_bytes(value: Any) -> int:
+    return len(json.dumps(value, allow_nan=False, default=str).encode())
+
+
+def _without_samples(result: dict[str, Any]) -> dict[str, Any]:
+    samples = result.get("samples")
+    if not samples:
+        return result
+    left_out = (
+        f" ({len(samples)} sample{'' if len(samples) == 1 else 's'} left out: the results were over their "
+        f"{RESULTS_BYTES // (1024 * 1024)} MiB budget)"
+    )
+    kept = {key: value for key, value in result.items() if key != "samples"}
+    return {**kept, "message": result["message"] + left_out}
+
+
+def _texts_cut(result: dict[str, Any]) -> dict[str, Any]:
+    cut: dict[str, Any] = {
+        key: cut_text(value, CUT_TEXT_CHARS) if isinstance(value, str) else value for key, value in result.items()
+    }
+    thresholds = result.get("thresholds")
+    if isinstance(thresholds, dict):
+        kept = list(thresholds.items())[:CUT_THRESHOLDS]
+        cut["thresholds"] = {cut_text(str(name), CUT_TEXT_CHARS): cut_text(str(value), CUT_TEXT_CHARS)
+                             for name, value in kept}
+    return cut
 
 
 def _json_safe(data: dict[str, Any]) -> dict[str, Any]:

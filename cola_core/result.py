@@ -7,9 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from cola_core._format import cut_text
 from cola_core.errors import ColaError
 
-__all__ = ["RULE_SEVERITIES", "SEVERITIES", "CheckResult", "RuleSeverity", "Severity", "worst_severity"]
+__all__ = [
+    "MESSAGE_CHARS", "RULE_SEVERITIES", "SEVERITIES", "CheckResult", "RuleSeverity", "Severity", "worst_severity",
+]
 
 # What a result concludes, best first: the order in which the worst of a run is chosen.
 Severity = Literal["pass", "warn", "fail"]
@@ -18,6 +21,10 @@ SEVERITIES: tuple[Severity, ...] = ("pass", "warn", "fail")
 RuleSeverity = Literal["fail", "warn"]
 RULE_SEVERITIES: tuple[RuleSeverity, ...] = ("fail", "warn")
 _OPTIONAL_KEYS = ("dimension", "samples", "rule_id", "rows_checked", "baseline", "thresholds")
+# The characters of a result's message: a longer one (a sql rule echoing a value of the data, a
+# custom check's text) is cut, ending with "… [cut: N characters]", so that no rule can make a
+# result, the results file or an XCom as large as the data it read.
+MESSAGE_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,8 @@ class CheckResult:
     Attributes:
         rule_type: the rule's type (a metric rule names its metric, never ``check``).
         passed: ``True`` for pass and warn, ``False`` for fail.
-        message: human-readable detail.
+        message: human-readable detail, at most :data:`MESSAGE_CHARS` characters (a longer
+            one is cut, and says how much was cut).
         failed_count: offending rows or problems (0 when the check passed cleanly).
         metric_value: the number a metric rule measured (``None`` for other rules).
         severity: ``pass``, ``warn`` or ``fail``; derived from ``passed`` when not given.
@@ -70,6 +78,8 @@ class CheckResult:
     thresholds: dict[str, str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.message, str) and len(self.message) > MESSAGE_CHARS:
+            object.__setattr__(self, "message", cut_text(self.message, MESSAGE_CHARS))
         if self.severity is None:
             object.__setattr__(self, "severity", "pass" if self.passed else "fail")
         elif self.severity not in SEVERITIES:

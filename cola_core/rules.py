@@ -20,8 +20,11 @@ from cola_core.result import RULE_SEVERITIES
 from cola_core.sqlguard import check_condition
 from cola_core.thresholds import threshold_of
 
-__all__ = ["COMMON_KEYS", "expand_rule", "parse_rules"]
+__all__ = ["COMMON_KEYS", "MAX_RESULTS", "expand_rule", "parse_rules"]
 
+# The results a block may give, targets expanded: each result fits in about 1.5 KB once the
+# results are cut to their budget (report.RESULTS_BYTES), so ten thousand fit in it.
+MAX_RESULTS = 10_000
 # Keys every rule may carry, whatever its type (where and tolerance only where they apply).
 COMMON_KEYS = ("type", "id", "name", "code", "severity", "dimension", "where", "tolerance")
 # Keys that would make every expanded target share one identity or one destination.
@@ -63,6 +66,12 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
             errors.append(error)  # a rule that cannot be expanded: its later targets are unknown
     if errors:
         raise ColaRuleError.collected(errors)
+    if len(checks) > MAX_RESULTS:
+        raise ColaRuleError(
+            f"the block gives {len(checks):,} results once each rule's targets are expanded; a block may give at "
+            f"most {MAX_RESULTS:,} (so that its results and their XCom stay within report.RESULTS_BYTES): "
+            "split it into several blocks"
+        )
     identities = [check.identity() for check in checks]  # hashed once: blocks hold thousands of rules
     return _identified(_coded(checks, codes, identities), declared, identities)
 

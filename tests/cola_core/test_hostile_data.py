@@ -476,3 +476,15 @@ def test_the_lazy_split_partitions_an_input_that_is_not_the_same_twice(spark):
         valid = [row.id for row in split.valid.collect()]
         invalid = [row.id for row in split.invalid.collect()]
         assert sorted(valid + invalid) == list(range(2000))
+
+
+def test_a_long_value_of_the_data_is_cut_in_a_message_and_in_a_sample(spark):
+    """A sql rule once echoed a 30-million-character value into its message, its results file
+    and its XCom. A constant that large is refused before Spark (test_sqlsize.py); one the
+    data holds is measured, and cut where a result shows it."""
+    df = spark.createDataFrame([(1, "y" * 3_000_000)], "id int, s string")
+    sql, regex = Cola().run(df, [{"type": "sql", "query": "SELECT max(s) FROM _validation_df"},
+                                 {"type": "regex", "column": "s", "pattern": "^x"}], samples=2)
+    assert (sql.severity, len(sql.message)) == ("fail", 2_022)
+    assert sql.message.endswith("y" * 10 + "… [cut: 29 characters]")
+    assert regex.samples == [{"id": 1, "s": "y" * 1_000 + "… [cut: 2,999,000 characters]"}]

@@ -188,3 +188,45 @@ def test_render_table_colours_only_the_severity_when_asked():
     assert lines[2].startswith("\033[33mWARN    \033[0m  emails")
     assert lines[3].startswith("\033[1;31mFAIL    \033[0m  range")
     assert "\033" not in render_table([PASSED, WARNED, FAILED])
+
+
+def test_the_results_of_any_block_stay_within_their_budget():
+    """The most a block gives (rules.MAX_RESULTS results), each with a message at its bound and
+    samples whose every text is at its bound: the samples go first, each result saying how many;
+    then every text is cut, and the summary still says every result's verdict."""
+    from cola_core.report import CUT_TEXT_CHARS, RESULTS_BYTES
+    from cola_core.result import MESSAGE_CHARS
+    from cola_core.rules import MAX_RESULTS
+    from cola_core.samples import SAMPLE_TEXT_CHARS
+
+    sample = {f"column_{n}": "v" * SAMPLE_TEXT_CHARS for n in range(5)}
+    results = [
+        CheckResult("not_null", False, "m" * MESSAGE_CHARS, 3, code=f"not_null(c{n})", rule_id=f"r{n}",
+                    check_name="n" * 300, samples=[sample] * 3)
+        for n in range(MAX_RESULTS)
+    ]
+    summary = summarise(results)
+    size = len(json.dumps(summary).encode())
+    assert size <= RESULTS_BYTES
+    assert summary["counts"] == {"pass": 0, "warn": 0, "fail": MAX_RESULTS}
+    first = summary["results"][0]
+    assert "samples" not in first
+    note = " (3 samples left out: the results were over their 16 MiB budget)"
+    assert first["message"] == "m" * CUT_TEXT_CHARS + f"… [cut: {MESSAGE_CHARS + len(note) - CUT_TEXT_CHARS:,} characters]"
+    assert first["check_name"] == "n" * CUT_TEXT_CHARS + "… [cut: 220 characters]"
+    assert (first["code"], first["rule_id"], first["failed_count"]) == ("not_null(c0)", "r0", 3)
+
+    # A few results with samples: within the budget, all kept.
+    few = summarise(results[:10])
+    assert few["results"][0]["samples"] == [sample] * 3
+    assert few["results"][0]["message"] == "m" * MESSAGE_CHARS
+
+
+def test_samples_left_out_for_the_budget_are_counted_in_the_message():
+    from cola_core.report import RESULTS_BYTES
+
+    big = {"text": "v" * 1_000}
+    results = [CheckResult("not_null", False, "m", 1, samples=[big] * 100) for _ in range(RESULTS_BYTES // 90_000)]
+    summary = summarise(results)
+    assert summary["results"][0]["message"] == "m (100 samples left out: the results were over their 16 MiB budget)"
+    assert len(json.dumps(summary).encode()) <= RESULTS_BYTES

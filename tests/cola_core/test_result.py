@@ -92,3 +92,13 @@ def test_worst_severity():
     assert worst_severity([]) == "pass"
     assert worst_severity([CheckResult("a", True), CheckResult("b", True, severity="warn")]) == "warn"
     assert worst_severity([CheckResult("a", False), CheckResult("b", True, severity="warn")]) == "fail"
+
+
+def test_a_message_is_cut_at_its_bound_and_says_how_much_was_cut():
+    from cola_core.result import MESSAGE_CHARS
+
+    long = "x" * 30_000
+    result = CheckResult("sql", False, long)
+    assert MESSAGE_CHARS == 2_000
+    assert result.message == "x" * 2_000 + "… [cut: 28,000 characters]"
+    assert CheckResult("sql", True, "x" * 2_000).message == "x" * 2_000

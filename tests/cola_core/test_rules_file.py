@@ -255,3 +255,30 @@ def test_yaml_scalars_follow_yaml_12_so_no_yes_and_times_stay_text(tmp_path):
     assert read_rules_file(path)[0]["valid_values"] == [
         "NO", "SE", "yes", "off", "1:30", 31, 10, True, False, -7, 3, 1.5, dt.date(2024, 1, 31),
     ]
+
+
+def test_aliases_that_repeat_a_long_text_cannot_grow_a_block_past_a_files_size(tmp_path):
+    """A 190 KB file: one 99,000-character name anchored, then aliased by 2,000 rules, loaded as
+    198 million characters (and a 198 MB results file and XCom). The text a block holds is
+    counted with its repetitions, and bounded as the file is."""
+    from cola_core import Cola, ColaRuleError
+    from cola_core._structure import MAX_BLOCK_TEXT
+
+    name = "n" * 99_000
+    lines = [f'- {{type: not_null, columns: [a], name: &long "{name}"}}']
+    lines += ["- {type: not_null, columns: [a], name: *long}"] * 1_999
+    path = tmp_path / "aliases.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size < 200_000
+    with pytest.raises(ColaError) as raised:
+        read_rules_file(path)
+    assert MAX_BLOCK_TEXT == 8 * 1024 * 1024
+    assert str(raised.value) == (
+        f"rules file {str(path)!r}: rules[84] (not_null): the block holds more than 8,388,608 characters of text "
+        "(counted each time an alias repeats a value, 'name' passing the bound); a rules file may hold at most as "
+        "much text as its size limit, so that no result or message can grow past it"
+    )
+    # The same block built in Python is bounded alike.
+    with pytest.raises(ColaRuleError) as refused:
+        Cola().parse([{"type": "not_null", "columns": ["a"], "name": name}] * 2_000)
+    assert str(refused.value).startswith("rules[84] (not_null): the block holds more than 8,388,608 characters")
