@@ -27,7 +27,7 @@ import warnings
 from cola_core.checks._backtracking import backtracking_problem
 from cola_core.errors import ColaRuleError
 
-__all__ = ["compile_pattern"]
+__all__ = ["compile_pattern", "end_anchored"]
 
 
 # Java regex syntax that Python's re lacks, rewritten into something Python compiles with the
@@ -250,3 +250,41 @@ def _compile_in_java(pattern: str, key: str) -> None:
             return
         position = index if 0 <= index <= len(pattern) else len(pattern)
         raise _refusal(key, f"Java: {description}", pattern, position) from None
+
+
+# Flags a Java regex turns on inline: (?m), (?im), (?m:...), (?i-s:...).
+_INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]")
+
+
+def end_anchored(java: str) -> str:
+    """``java`` with each ``$`` that ends the pattern's text made ``\\z``, the end of the value.
+
+    In Java, ``$`` also matches before a final line terminator, so ``^[0-9]{11}$`` accepts
+    ``"12345678909\\n"``: a value a user writing ``^...$`` means to refuse. A ``$`` escaped,
+    inside a character class or inside ``\\Q...\\E`` is a dollar sign and stays; a pattern
+    that turns on multi-line mode (``(?m)``) is left as it is, since there ``$`` means the end
+    of each line, as its author asked.
+    """
+    if "$" not in java or any("m" in flags for flags in _INLINE_FLAGS.findall(java)):
+        return java
+    out: list[str] = []
+    position, depth = 0, 0  # depth: how deep inside [...] character classes (Java nests them)
+    while position < len(java):
+        character = java[position]
+        if character == "\\":
+            if java.startswith("\\Q", position):
+                end = java.find("\\E", position + 2)
+                end = len(java) if end < 0 else end + 2
+                out.append(java[position:end])
+                position = end
+                continue
+            out.append(java[position:position + 2])
+            position += 2
+            continue
+        if character == "[":
+            depth += 1
+        elif character == "]" and depth:
+            depth -= 1
+        out.append("\\z" if character == "$" and depth == 0 else character)
+        position += 1
+    return "".join(out)

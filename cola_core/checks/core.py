@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._columns import column_of, matches, not_true
 from cola_core._format import format_value, plural, render_code
 from cola_core._values import as_datetime, is_datetime_text, is_number
-from cola_core.checks._regex import compile_pattern
+from cola_core.checks._regex import compile_pattern, end_anchored
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.checks.validity import (
     column_type,
@@ -261,8 +261,8 @@ class RegexCheck(_LabelledCheck):
         text = text_of(column, column_type(df, self.params["column"]))
         if self.params.get("null_is_valid", False):
             # NULL only for a NULL value, which then passes.
-            return F.call_function("not", matches(text, self.params["pattern"]))
-        return not_true(matches(text, self.params["pattern"]))
+            return F.call_function("not", matches(text, end_anchored(self.params["pattern"])))
+        return not_true(matches(text, end_anchored(self.params["pattern"])))
 
     def describe_pass(self) -> str:
         return "all present values match" if self.params.get("null_is_valid") else "all values match"

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core._columns import is_true, matches, try_cast
 from cola_core._format import format_value
 from cola_core._values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
-from cola_core.checks._regex import compile_pattern
+from cola_core.checks._regex import compile_pattern, end_anchored
 from cola_core.errors import ColaRuleError
 from cola_core.params import NUMBER, SCALAR_LIST, STRING, WHOLE, Param
 
@@ -376,7 +376,7 @@ def invalid_condition(column: Column, params: Mapping[str, Any], data_type: Data
         if params["valid_format"] in CALENDAR_FORMATS:
             valid.append(F.isnotnull(try_cast(F.substring(text, 1, 10), "date")))
     if params.get("valid_regex") is not None:
-        valid.append(matches(text, params["valid_regex"]))
+        valid.append(matches(text, end_anchored(params["valid_regex"])))
     if params.get("valid_min") is not None:
         valid.append(number >= number_literal(params["valid_min"]))
     if params.get("valid_max") is not None:

@@ -15,7 +15,7 @@ import pytest
 
 from cola_core import Cola
 from cola_core.checks._backtracking import ADJACENT, ALTERNATION, NESTED
-from cola_helpers import refused
+from cola_helpers import refused, run_one
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
@@ -214,3 +214,20 @@ def test_repeats_that_end_the_pattern_and_may_match_nothing_are_free(spark):
     # rlike finds a match at the first position, whatever the value: nothing can fail.
     df = spark.createDataFrame([("a" * 5000 + "!",)], "v string")
     assert [r.failed_count for r in Cola().run(df, [regex(".*.*.*"), regex("a.*.*")])] == [0, 0]
+
+
+def test_a_dollar_ends_the_value_and_not_a_final_line(spark):
+    """Java's $ also matches before a final line terminator: ^[0-9]{11}$ accepted
+    "12345678909\\n" (dqx's users met the same, their issue 1440)."""
+    df = spark.createDataFrame([("12345678909",), ("12345678909\n",), ("1234\n5678909",), ("$12",), ("$12\r\n",)],
+                               "v string")
+
+    def failed(**rule) -> int:
+        return run_one(df, rule).failed_count
+
+    assert failed(type="regex", column="v", pattern="^[0-9]{11}$") == 4
+    assert failed(type="regex", column="v", pattern=r"^\$[0-9]+$") == 4  # an escaped $ is a dollar sign
+    assert failed(type="regex", column="v", pattern="^[$][0-9]+$") == 4  # so is one in a class
+    # Multi-line mode asks for the end of each line: kept as written.
+    assert failed(type="regex", column="v", pattern="(?m)^[0-9]{11}$") == 3
+    assert failed(type="invalid_count", column="v", valid_regex="^[0-9]{11}$", must_be="= 0") == 4
