@@ -68,6 +68,7 @@ __all__ = [
     "RunInfo",
     "append_history",
     "check_history_store",
+    "collected",
     "daily_summary",
     "default_dataset",
     "dimension_summary",
@@ -234,8 +235,58 @@ def _stored(spark: SparkSession, spec: OutputSpec) -> DataFrame | None:
             return None  # not there yet, or a folder with no data files yet
         if is_unreachable(error):
             raise
-        raise ColaOutputError(f"cannot read the history store {spec.path}: {first_line(error)}") from error
+        raise ColaOutputError(
+            f"cannot read the history store {spec.path}: {_part_problem(spark, spec) or first_line(error)}"
+        ) from error
     return rows
+
+
+def _part_problem(spark: SparkSession, spec: OutputSpec) -> str | None:
+    """Which part of a folder store cannot be read with the others, and why: its schema read
+    alone, part by part (Spark's own message when the parts' schemas cannot be merged names
+    no file). None when each part reads alone, or the parts cannot be listed here."""
+    assert spec.path is not None
+    try:
+        fs = file_system(spark)
+        parts = [fs.child(spec.path, name) for name in fs.data_files(spec.path)]
+    except Exception:  # a store this process cannot list (over Spark Connect, a remote path)
+        return None
+    schemas: dict[str, str] = {}
+    for part in parts:
+        try:
+            schema = spark.read.format(spec.format or "parquet").options(**spec.options).load(part).schema
+        except Exception as error:
+            if is_unreachable(error):
+                raise
+            return f"its part {part} cannot be read: {first_line(error)}"
+        for column in schema.fields:
+            kind = column.dataType.simpleString()
+            first = schemas.setdefault(column.name, kind)
+            if kind != first:
+                return (
+                    f"its part {part} holds {column.name} as {kind}, where an earlier part holds it as {first}; "
+                    "a Cola history's parts all have the history's columns"
+                )
+    return None
+
+
+def collected(frame: DataFrame, store: OutputSpec) -> list[Any]:
+    """``frame.collect()`` of a query over the history store ``store``.
+
+    Raises:
+        ColaOutputError: a part of the store cannot be read (a truncated or corrupt file),
+            naming the file as Spark does.
+    """
+    try:
+        return frame.collect()
+    except Exception as error:
+        if is_unreachable(error) or not _is_read_failure(error):
+            raise
+        raise ColaOutputError(f"cannot read the history store {store.target}: {first_line(error)}") from error
+
+
+def _is_read_failure(error: BaseException) -> bool:
+    return condition_of(error) == "FAILED_READ_FILE" or "Encountered error while reading file" in str(error)
 
 
 def _path_missing(spark: SparkSession, path: str) -> bool:
@@ -450,15 +501,15 @@ def read_baselines(
         F.col("validated_at").desc(), F.col("run_id").desc()
     )
     newest = Window.partitionBy("rule_id").orderBy(F.col("data_date").desc())
-    rows = (
+    query = (
         history
         .where(earlier)
         .select("rule_id", "data_date", "metric_value", F.row_number().over(latest_attempt).alias("attempt"))
         .where((F.col("attempt") == 1) & F.col("metric_value").isNotNull())
         .select("rule_id", "metric_value", F.row_number().over(newest).alias("newest"))
         .where(F.col("newest") <= max(needs.values()))
-        .collect()
     )
+    rows = collected(query, store)
     values: dict[str, list[tuple[int, float]]] = {}
     for row in rows:
         if row["newest"] <= needs[row["rule_id"]]:
@@ -745,9 +796,8 @@ def _last_runs(
             F.unix_micros("data_date").alias("data_micros"), F.unix_micros("validated_at").alias("validated_micros"),
             "excluded",
         )
-        .collect()
     )
-    return index_entries([row.asDict() for row in kept], runs)
+    return index_entries([row.asDict() for row in collected(kept, history_spec(store))], runs)
 
 
 def history_trends(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.errors import ColaError
 from cola_core.history import (
+    collected,
     daily_summary,
     dimension_summary,
     exclude_run,
@@ -131,7 +132,7 @@ def run_history_command(args: argparse.Namespace, spark: SparkSession, store: Ou
         write_page(path, render_index(rows))
         return f"wrote the index of {len(rows)} rule{'' if len(rows) == 1 else 's'} to {path}"
     frame = _summary(spark, store, args)
-    rows = [row.asDict() for row in frame.collect()]
+    rows = [row.asDict() for row in collected(frame, store)]
     if args.json:
         return "\n".join(json.dumps(row, default=str, sort_keys=False) for row in rows)
     return _table(frame.columns, rows)

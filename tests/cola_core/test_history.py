@@ -744,3 +744,70 @@ def test_a_table_store_of_an_earlier_cola_gets_the_added_columns_on_its_next_app
         assert exclude_run(spark, {"table": "cola_legacy_history"}, rows[0].run_id) == 2
     finally:
         spark.sql("DROP TABLE IF EXISTS cola_legacy_history")
+
+
+# -- history files are checked, not trusted -----------------------------------------------------
+
+
+CHANGE = [{"type": "row_count", "must_be": "change < 50%", "id": "volume"}]
+
+
+def test_a_part_with_a_column_of_another_type_is_refused_before_anything_is_written(spark, tmp_path):
+    """The store used to be checked on one part's footer, whichever Spark listed first: a part
+    holding metric_value as text was appended to, or not, by the listing order."""
+    store = tmp_path / "history"
+    Cola().run(spark.range(3), CHANGE, history=str(store), dataset="d")
+    retyped = tmp_path / "retyped"
+    spark.read.parquet(str(store)).selectExpr(*[
+        "CAST(metric_value AS string) AS metric_value" if c == "metric_value" else c for c in HISTORY_COLUMNS
+    ]).coalesce(1).write.parquet(str(retyped))
+    (written,) = retyped.glob("part-*.parquet")
+    written.rename(store / "part-zz-retyped.parquet")  # listed after the run's own part
+    before = sorted(p.name for p in store.iterdir())
+    for action in (
+        lambda: Cola().run(spark.range(3), CHANGE, history=str(store), dataset="d"),
+        lambda: Cola().run(spark.range(3), [{"type": "row_count", "min": 1}], history=str(store), dataset="d"),
+    ):
+        with pytest.raises(ColaOutputError) as raised:
+            action()
+        assert str(raised.value) == (
+            f"cannot read the history store {store}: its part {store}/part-zz-retyped.parquet holds "
+            "metric_value as string, where an earlier part holds it as double; a Cola history's parts all have "
+            "the history's columns"
+        )
+    assert sorted(p.name for p in store.iterdir()) == before
+
+
+def test_an_unreadable_part_is_an_output_error_naming_it_for_every_run_that_reads_the_store(spark, tmp_path):
+    """A part whose footer reads but whose pages do not: a plain run appends (its footer checks
+    out), but every run that reads the rows (baselines, summaries, the index) met a raw Py4J
+    error."""
+    from cola_helpers import broken_history_file
+
+    store = tmp_path / "history"
+    broken = broken_history_file(store)
+    Cola().run(spark.range(3), [{"type": "row_count", "min": 1}], history=str(store), dataset="d")
+    for action in (
+        lambda: Cola().run(spark.range(3), [{"type": "row_count", "must_be": "change < 50%"}], history=str(store),
+                           dataset="orders"),
+        lambda: index_rows(spark, str(store)),
+        lambda: history_trends(spark, str(store), "orders"),
+    ):
+        with pytest.raises(ColaOutputError) as raised:
+            action()
+        assert str(raised.value).startswith(f"cannot read the history store {store}: ")
+        assert f"Encountered error while reading file file://{broken}" in str(raised.value)
+    # The summaries, as the command line prints them: exit status 2 and the message.
+    from cola_core.cli import main
+
+    assert main(["history", "daily", "--history", str(store)]) == 2
+
+
+def test_a_truncated_part_is_an_output_error_naming_it(spark, tmp_path):
+    store = tmp_path / "history"
+    Cola().run(spark.range(3), CHANGE, history=str(store), dataset="d")
+    (part,) = store.glob("part-*")
+    part.write_bytes(part.read_bytes()[:40])  # cut short: its footer is gone
+    with pytest.raises(ColaOutputError) as raised:
+        Cola().run(spark.range(3), CHANGE, history=str(store), dataset="d")
+    assert str(raised.value).startswith(f"cannot read the history store {store}: its part {part} cannot be read: ")
