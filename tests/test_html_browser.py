@@ -242,7 +242,7 @@ def test_the_index_in_a_browser_lists_every_dataset_and_rule_worst_first(chromiu
     assert dom.all("h1")[0].text == "Cola quality"
     assert [p.text for p in dom.all("p")] == ["5 rules, worst first"]
     (table,) = tables(dom)
-    assert [th.text for th in table.all("th")] == ["severity", "dataset", "code", "name", "rule id", "latest", "trend"]
+    assert [th.text for th in table.all("th")] == ["severity", "dataset", "code", "name", "rule id", "data date", "trend"]
     rows = body_rows(table)
     assert [cells(row)[:6] for row in rows] == [
         ["FAIL", "crm.people", "not_null(email)", "emails present", "emails", "2026-05-03 06:00:00+00:00"],
