@@ -159,7 +159,7 @@ def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
         for condition in check.conditions():
             problem = spark_expression_problem(df.sparkSession, condition)
             if problem is not None:
-                raise check.rule_error(f"Spark cannot parse {condition!r} as a condition: {problem}")
+                raise check.rule_error(f"Spark cannot evaluate {condition!r} on this DataFrame: {problem}")
     conditions = list(dict.fromkeys(condition for check in checks for condition in check.conditions()))
     together = len(conditions) > 1 and _conditions_hold(df, conditions)
     for check in checks:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 
 import pytest
@@ -184,15 +185,21 @@ def test_a_passing_metric_rule_still_sends_its_offending_rows_to_quarantine(spar
     assert _rows(invalid, "order_id", "dq_codes") == [(3, ["invalid_percent(email)"]), (4, ["missing_count(email)"])]
 
 
-def test_split_runs_no_spark_job_until_an_output_is_used(spark, job_counter):
-    df = spark.createDataFrame([(1, "a"), (1, None)], "id int, email string")
+def test_split_reads_the_input_once_in_one_job_and_its_outputs_read_what_it_kept(spark, job_counter, tmp_path):
+    """Both outputs come from one evaluation of the rows and their codes (localCheckpoint), so
+    they partition an input that would not be the same twice; reading them reads no source."""
+    source = str(tmp_path / "orders")
+    spark.createDataFrame([(1, "a"), (1, None), (2, "b")], "id int, email string").write.parquet(source)
+    df = spark.read.parquet(source)
     rules = [{"type": "unique", "columns": ["id"]}, {"type": "not_null", "columns": ["email"]}]
     with job_counter.count() as counted:
-        _valid, invalid = Cola().split(df, rules, annotate="dq_codes")
-    assert counted.jobs == 0
-    with job_counter.count() as counted:
-        invalid.count()
-    assert counted.jobs >= 1
+        valid, invalid = Cola().split(df, rules, annotate="dq_codes")
+    assert (counted.jobs, counted.input_records) == (1, 3)
+    shutil.rmtree(source)  # the source is gone: the outputs read what the split kept
+    assert sorted(tuple(row) for row in valid.collect()) == [(2, "b")]
+    assert sorted((tuple(row) for row in invalid.collect()), key=lambda row: str(row[1])) == [
+        (1, None, ["unique(id)", "not_null(email)"]), (1, "a", ["unique(id)"]),
+    ]
 
 
 def test_annotate_name_must_be_new(spark):

@@ -266,7 +266,7 @@ def test_the_issues_exploit_no_longer_deletes_a_folder(spark, tmp_path):
 def test_sparks_parser_confirms_sql_rules_before_any_job(spark, job_counter):
     df = spark.createDataFrame([(1,)], "id int")
     with job_counter.count() as jobs, pytest.raises(ColaRuleError) as raised:
-        Cola().run(df, [{"type": "not_null", "columns": ["id"]}, {"type": "sql", "query": "SELECT (id FROM t"}])
+        Cola().run(df, [{"type": "not_null", "columns": ["id"]}, {"type": "sql", "query": "SELECT (id) FROM t GROUP BY"}])
     assert jobs.jobs == 0
     assert str(raised.value).startswith(
         "rules[1] (sql): Spark cannot parse 'query' as a read-only query: [PARSE_SYNTAX_ERROR] Syntax error at or near"
@@ -523,6 +523,6 @@ def test_a_condition_that_only_parses_inside_the_block_is_a_rule_error_before_an
             action()
         assert jobs.jobs == 0
         assert str(raised.value).startswith(
-            "rules[0] (not_null): Spark cannot parse 'amount > 0 AND amount - -- then\\\\' as a condition: "
+            "rules[0] (not_null): Spark cannot evaluate 'amount > 0 AND amount - -- then\\\\' on this DataFrame: "
             "[PARSE_SYNTAX_ERROR] Syntax error at or near end of input"
         ), str(raised.value)
