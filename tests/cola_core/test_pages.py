@@ -312,9 +312,11 @@ def test_a_50_rule_block_of_long_multibyte_text_stays_under_300_kib_counted_in_b
     assert len(page.encode()) < PAGE_BYTES < 300 * 1024
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td><span.*?</svg></td></tr>", page)]
     assert len(cells) == 50
-    # A message is cut to MESSAGE_BYTES and says how long it was; a name, code, dimension or
-    # threshold to TEXT_BYTES, with an ellipsis: whole characters only.
-    mark = "… [cut: 5,000 characters]"
+    # A message is cut to MESSAGE_BYTES and says how long it was (the result's own, already cut
+    # at MESSAGE_CHARS: 2,000 characters and its mark); a name, code, dimension or threshold to
+    # TEXT_BYTES, with an ellipsis: whole characters only.
+    assert results[0].message == kanji * 2000 + "… [cut: 3,000 characters]"
+    mark = "… [cut: 2,025 characters]"
     assert cells[0][7] == kanji * ((MESSAGE_BYTES - len(mark.encode())) // 3) + mark == kanji * 324 + mark
     assert (TEXT_BYTES - len("…".encode())) // 3 == 52
     assert cells[0][1:4] == [f"<code>{euro * 52}…</code>", kanji * 52 + "…", euro * 52 + "…"]
