@@ -618,14 +618,16 @@ def test_a_page_that_cannot_be_written_after_the_run_is_a_warning(spark, tmp_pat
 def test_a_page_that_cannot_be_built_after_the_run_is_a_warning_whatever_the_error(spark, tmp_path, capsys):
     # Caused for real: the history store holds a file whose data cannot be read. The run
     # appends to the store (it reads no row of it), then the page's trends query reads every
-    # row and Spark fails: no ColaError, yet the run is done and must not read as a crash.
+    # row and Spark fails (an output error naming the store and the file): the run is done and
+    # must not read as a crash.
     store, results, page_path = tmp_path / "history", tmp_path / "results.json", tmp_path / "report.html"
     broken = broken_history_file(store)
     code = main(["check", "--rules", str(DATA / "rules_fail.yaml"), *ORDERS_ARGV, "--history", str(store),
                  "--dataset", "orders", "--html", str(page_path), "--results", str(results)])
     assert code == 1  # the run's own exit status: a rule failed, nothing crashed
     assert capsys.readouterr().err.splitlines() == [
-        "cola: warning: the HTML report was not written: org.apache.spark.SparkException: "
+        f"cola: warning: the HTML report was not written: cannot read the history store {store}: "
+        "org.apache.spark.SparkException: "
         f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{broken}.  SQLSTATE: KD001",
     ]
     summary = json.loads(results.read_text())  # --results is written after the page, still
