@@ -248,7 +248,9 @@ def _part_problem(spark: SparkSession, spec: OutputSpec) -> str | None:
     assert spec.path is not None
     try:
         fs = file_system(spark)
-        parts = [fs.child(spec.path, name) for name in fs.data_files(spec.path)]
+        # Named from the store's path as given: the message reads the same in classic mode
+        # and over Spark Connect (whose file system qualifies paths with file:).
+        parts = [f"{spec.path.rstrip('/')}/{name}" for name in fs.data_files(spec.path)]
     except Exception:  # a store this process cannot list (over Spark Connect, a remote path)
         return None
     schemas: dict[str, str] = {}
