@@ -128,8 +128,9 @@ class ColaSubmitHook(SparkSubmitHook):
             environ = {**os.environ, **{str(k): str(v) for k, v in (self._env_vars or {}).items()}}
             defaults = spark_defaults(self._properties_file, environ)
             self._conf = quiet_spark_conf(self._conf, defaults, environ)
-        # A rule that exhausts a local JVM's memory fails alone instead of killing the job.
-        self._conf = survivable_conf(self._connection["master"], self._conf, spark_defaults(self._properties_file))
+            # A rule that exhausts a local JVM's memory fails alone instead of killing the job
+            # (a local master runs its driver here: client mode).
+            self._conf = survivable_conf(self._connection["master"], self._conf, defaults)
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         masked = super()._mask_cmd(connection_cmd)

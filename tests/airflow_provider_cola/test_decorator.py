@@ -322,8 +322,8 @@ def test_a_page_that_cannot_be_built_is_a_warning_and_pushes_no_report(run_dag, 
     page = tmp_path / "decorated.html"
     broken = broken_history_file(tmp_path / "history")
     reason = (
-        "org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
-        f"file://{broken}.  SQLSTATE: KD001"
+        f"cannot read the history store {tmp_path / 'history'}: org.apache.spark.SparkException: "
+        f"[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://{broken}.  SQLSTATE: KD001"
     )
     outcome = run_dag("cola_test_report", "2024-01-03", {"out": str(tmp_path)})
 

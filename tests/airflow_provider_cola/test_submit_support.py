@@ -63,8 +63,10 @@ def test_in_client_mode_the_hook_adds_the_quiet_settings_after_the_users(monkeyp
     for name in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "LOG4J_CONFIGURATION_FILE"):
         monkeypatch.delenv(name, raising=False)
     hook = ColaSubmitHook(conn_id="spark_local", conf={"spark.ui.enabled": "false"})
+    # On a local master, a task that exhausts the JVM's memory fails without killing it.
     assert hook._conf == {
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.driver.extraJavaOptions": CONFIG,
+        "spark.executor.killOnFatalError.depth": "0",
     }
     command = hook._build_spark_submit_command("job.py")
     assert command[:9] == [
@@ -77,22 +79,24 @@ def test_in_client_mode_the_hook_adds_the_quiet_settings_after_the_users(monkeyp
         conf={"spark.driver.extraJavaOptions": "-Xss4m", "spark.ui.showConsoleProgress": "true"},
     )
     assert hook._conf == {
-        "spark.driver.extraJavaOptions": f"-Xss4m {CONFIG}", "spark.ui.showConsoleProgress": "true",
+        "spark.driver.extraJavaOptions": f"-Xss4m {CONFIG}", "spark.ui.showConsoleProgress": "true", "spark.executor.killOnFatalError.depth": "0",
     }
     # A properties file's Java options would be replaced by a --conf: they are carried over.
     properties = tmp_path / "job.conf"
     properties.write_text("spark.driver.extraJavaOptions -Dfrom.file=1\nspark.ui.showConsoleProgress true\n")
     hook = ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))
-    assert hook._conf == {"spark.driver.extraJavaOptions": f"-Dfrom.file=1 {CONFIG}"}
+    assert hook._conf == {"spark.driver.extraJavaOptions": f"-Dfrom.file=1 {CONFIG}", "spark.executor.killOnFatalError.depth": "0"}
     # ...and a log4j configuration it names wins, as one in the conf or in the task's env_vars does.
     properties.write_text("spark.driver.extraJavaOptions -Dlog4j.configurationFile=/etc/mine.properties\n")
     assert ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))._conf == {
-        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0",
     }
     mine = {"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/etc/mine.xml"}
-    assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf == {**mine, "spark.ui.showConsoleProgress": "false"}
+    assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf == {
+        **mine, "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0",
+    }
     hook = ColaSubmitHook(conn_id="spark_local", env_vars={"LOG4J_CONFIGURATION_FILE": "/etc/mine.xml"})
-    assert hook._conf == {"spark.ui.showConsoleProgress": "false"}
+    assert hook._conf == {"spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0"}
 
 
 def test_in_cluster_mode_the_conf_is_left_as_it_is():
