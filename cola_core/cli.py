@@ -21,11 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cola_core import exit_status
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
-from cola_core.job import EXIT_FAILED, JobSpec, job_parser
+from cola_core.job import JobSpec, job_parser
 from cola_core.pages import checked_page_path, write_page
 from cola_core.report import refusal_results, render_table, results_text
 from cola_core.runner import JobOutcome, LoadedJob, load_job, report_page, run_job
@@ -38,9 +39,11 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "main"]
 
-EXIT_OK = 0
-EXIT_ERROR = 2
-EXIT_INTERNAL = 3
+# Kept under their old names: scripts read them from here.
+EXIT_OK = exit_status.OK
+EXIT_FAILED = exit_status.FAILED
+EXIT_ERROR = exit_status.REFUSED
+EXIT_INTERNAL = exit_status.INTERNAL
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,19 +20,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from cola_core import exit_status
 from cola_core._values import utc_datetime
 from cola_core._version import __version__
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.specs import FORMATS, OutputSpec, SourceSpec, history_spec, parse_output, parse_source
 
 __all__ = [
-    "COMMANDS", "EXIT_FAILED", "Command", "JobSpec", "checked_moment", "checked_samples", "job_parser", "remote_url",
+    "COMMANDS", "Command", "JobSpec", "checked_moment", "checked_samples", "job_parser", "remote_url",
 ]
 
 Command = Literal["check", "split"]
 COMMANDS: tuple[Command, ...] = ("check", "split")
 # The exit status of a run in which a check failed, unless the job says otherwise.
-EXIT_FAILED = 1
 
 
 def checked_samples(samples: Any) -> int:
@@ -110,7 +110,7 @@ class JobSpec:
     report: OutputSpec | None = None
     pipeline: str | None = None
     samples: int = 0
-    fail_exit_code: int = EXIT_FAILED
+    fail_exit_code: int = exit_status.FAILED
     check_packages: tuple[str, ...] = ()
     allow_external_access: bool = False
     valid_output: OutputSpec | None = None
@@ -431,7 +431,7 @@ def _common_arguments() -> argparse.ArgumentParser:
     history.add_argument("--logical-date", metavar="DATE", help=argparse.SUPPRESS)
     history.add_argument("--map-index", type=int, metavar="N", help=argparse.SUPPRESS)
     results.add_argument(
-        "--fail-exit-code", type=int, default=EXIT_FAILED, metavar="N",
+        "--fail-exit-code", type=int, default=exit_status.FAILED, metavar="N",
         help="exit status when a check failed (default: 1; 0 lets a caller decide from --results)",
     )
     spark = common.add_argument_group("spark")

@@ -23,6 +23,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import DEFAULT_SPARK_BINA
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
+from cola_core import exit_status
 from cola_core.session import jvm_noise, quiet_spark_conf, spark_defaults, survivable_conf, uses_local_python
 
 __all__ = ["ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message"]
@@ -35,7 +36,7 @@ _NOISE_LINE = re.compile(
 _TAIL_LINES = 30
 _MASK = "******"
 # cola exits 2 for a usage, source or rule error: the same inputs would be refused again.
-EXIT_REFUSED = 2
+EXIT_REFUSED = exit_status.REFUSED
 # The lines the job prints for such an error: "cola: error: ..." (argparse: "cola check: error: ...").
 _JOB_ERROR = re.compile(r"^cola(?: [a-z]+)?: error: ")
 _LOG_LINE = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} |^\{\"ts\":")
