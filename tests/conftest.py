@@ -8,9 +8,15 @@ import os
 import sys
 
 import pytest
+from hypothesis import settings
 
 from cola_helpers import CONNECT, JobCounter
 from connect_server import connect_server
+
+# No hypothesis deadline: these tests assert what a rule block does, never how fast (speed is
+# measured by benchmarks/). With a deadline, a busy machine fails a correct example as "flaky".
+settings.register_profile("cola", deadline=None)
+settings.load_profile("cola")
 
 
 @pytest.fixture(scope="session")
