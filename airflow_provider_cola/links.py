@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_record",
-    "report_record_of", "report_record_refusal", "report_url", "url_prefix", "write_report",
+    "report_record_of", "report_record_refusal", "report_url", "url_prefix", "write_report_page",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,8 +62,8 @@ def checked_report_path(html_report: Any) -> Path | None:
         raise ColaConfigError(str(error)) from error
 
 
-def write_report(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
-    """Write the report of a job run in this process, as ``cola --html`` does for the driver
+def write_report_page(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
+    """Write the HTML report page of a job run in this process, as ``cola --html`` does for the driver
     (``cola_core.runner.report_page``: the run's ``validated_at``, and with a history the
     trends of the dataset's last runs, this one included).
 

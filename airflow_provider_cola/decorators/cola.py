@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
-from airflow.sdk.exceptions import AirflowTaskTerminated
 
+from airflow_provider_cola._lifecycle import ColaTask, TaskLifecycle, job_spec
 from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
     OnFailure,
@@ -27,30 +27,26 @@ from airflow_provider_cola._outcome import (
     checked_on_failure,
     checked_samples,
     checked_switch,
-    settle,
 )
-from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules, run_job_fields, split_job_fields
-from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
+from airflow_provider_cola._rules import RuleBlock, run_job_fields, split_job_fields
+from airflow_provider_cola._spark_target import master_url
 from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
-from airflow_provider_cola.errors import ColaConfigError, refusal_of
-from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
-from cola_core._spark_errors import first_line
-from cola_core.errors import ColaError
-from cola_core.job import JobSpec
+from airflow_provider_cola.errors import ColaConfigError
+from airflow_provider_cola.links import ColaReportLink, checked_report_path
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from cola_core.job import JobSpec
     from cola_core.result import Severity
-    from cola_core.runner import JobOutcome
 
 __all__ = ["cola_check"]
 
 SPARK_ARGUMENT = "spark"
 
 
-class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOperator, BranchMixIn):
+class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator, PythonOperator, BranchMixIn):
     """The operator behind ``@cola_check``; see :func:`cola_check` for the arguments."""
 
     custom_operator_name = "@task.cola_check"
@@ -116,12 +112,7 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         )
         self._block: RuleBlock | None = None
         self._job: JobSpec | None = None
-        # The session the function and the rules run in, while they run (for on_kill).
-        self._spark: SparkSession | None = None
-        # Set by on_kill: a kill raises nothing in the task (the Task SDK's SIGTERM handler only
-        # calls on_kill), so what the interrupted Spark work raises next must not pass for an
-        # ordinary failure, nor a finished run go on to branch or succeed.
-        self._killed = False
+        self._lifecycle = TaskLifecycle(self)
         super().__init__(
             kwargs_to_upstream={"python_callable": python_callable, "op_args": op_args, "op_kwargs": op_kwargs},
             python_callable=python_callable,
@@ -130,121 +121,46 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
             **kwargs,
         )
 
-    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
-        """Render, then register secret-named ``conf`` values with the masker.
-
-        As the operators do it: the runner stores the rendered fields (the Rendered Template
-        view) right after rendering, so a value must be known to the masker by then.
-        """
-        super().render_template_fields(context, jinja_env)
-        self._mask_secrets()
-
-    def _mask_secrets(self) -> None:
-        # Secret-named numbers become text first: the masker redacts text only.
-        self.conf = secrets_as_text(self.conf)
-        mask_sensitive_settings(self.conf if isinstance(self.conf, Mapping) else None)
-
     def execute(self, context: Context) -> Mapping[str, Any]:
+        """Validate, call the function, check (or split) its DataFrame, push the results to XCom,
+        then branch or fail.
+
+        What the engine refuses (a rule naming a column the DataFrame does not have, a source
+        or output error, a query Spark refused to analyse) is not retried, as the operators
+        refuse it; a crash (a lost executor, a Spark Connect server out of reach) is.
+        """
         # Again: execute() may be called without rendering (a test calling it directly).
         self._mask_secrets()
         # The rules, the outputs and the job are checked before any Spark session starts.
-        self._block = load_rules(
-            self.rules,
-            base_dir=dag_folder(context.get("dag") or self.get_dag()),
-            allow_external_access=self.allow_external_access,
-        )
+        self._block = self._lifecycle.rules(context, self.rules, allow_external_access=self.allow_external_access)
         # The function's DataFrame has no source to name it by: the task does.
         run_fields = run_job_fields(self.history, self.dataset, context, f"{self.dag_id}.{self.task_id}")
         self._job = self._job_spec(self._block, {**self._job_outputs(), **run_fields})
         self._page = checked_report_path(self.html_report)
-        if self._page is not None:  # an earlier run's page must never pass for this run's
-            self._page.unlink(missing_ok=True)
-        try:
-            summary = super().execute(context)
-        except Exception as error:
-            self._stop_if_killed(error)  # what interrupting the session made the running job raise
-            # Not retried, as the operators refuse them: a rule naming a column the DataFrame
-            # does not have, a source or output error, a query Spark refused to analyse. A
-            # crash (a lost executor, a Spark Connect server out of reach) is retried.
-            refusal = refusal_of(error)
-            if refusal is not None:
-                raise refusal from error
-            raise
-        self._stop_if_killed()
-        report_url = push_report(context, self._page)
-        return settle(
-            self, context, summary, on_failure=self.on_failure, branch=self.branch, on_quality=self.on_quality,
-            on_quality_severity=self.on_quality_severity, report_url=report_url,
-        )
+        summary = super().execute(context)
+        return self._lifecycle.settle(context, summary, self._page)
 
     def execute_callable(self) -> dict[str, Any]:
-        from pyspark.sql import DataFrame
-
-        from cola_core.runner import load_job, run_job
-        from cola_core.session import stop_session
+        from cola_core.runner import load_job
 
         assert self._block is not None and self._job is not None, "execute() loads the rules and the job first"
         # The rules were parsed by load_rules, with the job's engine settings: not again.
         job = load_job(self._job, checks=self._block.checks)
-        spark, started_here = self._session()
-        self._spark = spark
-        try:
-            if self._takes_spark:
-                self.op_kwargs = {**self.op_kwargs, SPARK_ARGUMENT: spark}
-            df = super().execute_callable()
-            if not isinstance(df, DataFrame):
-                raise ColaConfigError(
-                    f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}"
-                )
-            outcome = run_job(job, spark, df=df)
-            if self._page is not None:  # written in this worker, as the driver does for cola --html
-                self._write_report(self._page, spark, job.spec, outcome)
-            return outcome.summary
-        finally:
-            self._spark = None
-            if started_here:
-                stop_session(spark)
-
-    def _write_report(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
-        """Write the run's HTML report, or warn and push none.
-
-        The run is finished (its outputs published, its history appended): a page that cannot
-        be built or written, whatever the reason (a history store that cannot be read for the
-        trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
-        would have it retried, and the retry would append a second history row for the same
-        run. A timeout still stops the task: ``AirflowTaskTimeout`` is a BaseException. A kill
-        raises nothing: :meth:`on_kill` interrupts the session, so the page's query fails with
-        an ordinary exception, which must not pass for a page that merely could not be built.
-
-        Raises:
-            AirflowTaskTerminated: the task was killed (:meth:`on_kill`) while the page was built.
-        """
-        try:
-            write_report(page, spark, spec, outcome)
-        except Exception as error:
-            self._stop_if_killed(error)
-            self.log.warning("The HTML report was not written: %s", first_line(error), exc_info=True)
+        run = self._lifecycle.run_in_process(job, self._session, page=self._page, frame=self._dataframe)
+        if not run.page_written:
             self._page = None  # so that execute() pushes no cola_report
+        return run.outcome.summary
 
-    def _stop_if_killed(self, error: BaseException | None = None) -> None:
-        """Stop the task when it was killed: nothing after a kill may record a report, push the
-        results, branch or let the task succeed.
+    def _dataframe(self, spark: SparkSession) -> DataFrame:
+        """Call the function (with ``spark`` when it takes it); the DataFrame it returns."""
+        from pyspark.sql import DataFrame
 
-        Raises:
-            AirflowTaskTerminated: :meth:`on_kill` was called (``error``, what the interrupted
-                work raised, is its cause); the Task SDK fails the task without a retry.
-        """
-        if self._killed:
-            raise AirflowTaskTerminated("the Cola task was killed: its run was interrupted") from error
-
-    def on_kill(self) -> None:
-        """Mark the task as killed, so that it stops instead of settling (:meth:`_stop_if_killed`),
-        and interrupt what its session runs (``interruptAll``: on the server over Spark Connect,
-        the session's jobs in a classic one, since Spark 4.0)."""
-        self._killed = True
-        spark = self._spark
-        if spark is not None:
-            spark.interruptAll()
+        if self._takes_spark:
+            self.op_kwargs = {**self.op_kwargs, SPARK_ARGUMENT: spark}
+        df = super().execute_callable()
+        if not isinstance(df, DataFrame):
+            raise ColaConfigError(f"a @cola_check function must return a Spark DataFrame, got {type(df).__name__}")
+        return df
 
     def _job_spec(self, block: RuleBlock, outputs: Mapping[str, Any]) -> JobSpec:
         """The job run on the function's DataFrame: every argument that reaches the engine goes here.
@@ -257,16 +173,13 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
         Raises:
             ColaConfigError: the engine refuses the job as specified.
         """
-        try:
-            return JobSpec(
-                command="split" if "valid_output" in outputs else "check",
-                rules=tuple(block.rules),
-                samples=self.samples,
-                allow_external_access=self.allow_external_access,
-                **outputs,
-            )
-        except ColaError as error:
-            raise ColaConfigError(f"invalid Cola job: {error}") from error
+        return job_spec(
+            command="split" if "valid_output" in outputs else "check",
+            rules=tuple(block.rules),
+            samples=self.samples,
+            allow_external_access=self.allow_external_access,
+            **outputs,
+        )
 
     def _job_outputs(self) -> dict[str, Any]:
         """The ``JobSpec`` fields of the split, each output checked as ``ColaSplitOperator`` does.
@@ -324,15 +237,9 @@ class _ColaCheckDecoratedOperator(ColaLineageMixin, DecoratedOperator, PythonOpe
             from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
             return SparkConnectHook(self.conn_id).get_connection_url(), {}
-        # As SparkSubmitHook reads it: a full URL or local[n] in host, or scheme + host (+ port).
-        if conn.conn_type == "spark" and conn.host and ("://" in conn.host or not conn.port):
-            master = conn.host
-        else:
-            master = f"{conn.conn_type}://{conn.host or ''}"
-        if conn.port:
-            master = f"{master}:{conn.port}"
+        # As SparkSubmitHook reads it.
         extra = conn.extra_dejson
-        return master, {key: value for key, value in extra.items() if str(key).startswith("spark.")}
+        return master_url(conn), {key: value for key, value in extra.items() if str(key).startswith("spark.")}
 
 
 def _check_split_arguments(

@@ -9,15 +9,12 @@ read the results file back, push it to XCom, and then branch on the worst severi
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlsplit
 
-from airflow.sdk import BaseHook, BaseOperator, BranchMixIn
-from airflow.sdk.exceptions import AirflowException, AirflowTaskTerminated
+from airflow.sdk import BaseOperator, BranchMixIn
 
+from airflow_provider_cola._lifecycle import ColaTask, TaskLifecycle, job_spec
 from airflow_provider_cola._lineage import ColaLineageMixin
 from airflow_provider_cola._outcome import (
     OnFailure,
@@ -25,68 +22,25 @@ from airflow_provider_cola._outcome import (
     checked_on_failure,
     checked_samples,
     checked_switch,
-    settle,
 )
-from airflow_provider_cola._rules import (
-    RuleBlock,
-    checked_local_path,
-    checked_output,
-    checked_source,
-    dag_folder,
-    load_rules,
-    run_job_fields,
-    split_job_fields,
-)
-from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
+from airflow_provider_cola._rules import checked_output, checked_source, run_job_fields, split_job_fields
 from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
-from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused, refusal_of
-from airflow_provider_cola.links import ColaReportLink, checked_report_path, push_report, write_report
-from airflow_provider_cola.operators._argv import rules_file
-from airflow_provider_cola.operators._results import ResultsFile
-from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, launcher_environment, refused_message
-from cola_core._spark_errors import first_line
-from cola_core.errors import ColaError
-from cola_core.job import Command, JobSpec
+from airflow_provider_cola.links import ColaReportLink, checked_report_path
+from airflow_provider_cola.operators._runs import ConnectRun, OperatorRun, SparkSubmitRun, connect_url
+from airflow_provider_cola.operators._submit_args import SUBMIT_ARGUMENTS, SUBMIT_TEMPLATE_FIELDS
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-    from pyspark.sql import SparkSession
 
+    from airflow_provider_cola.operators._spark_submit import ColaSubmitHook
+    from cola_core.job import Command, JobSpec
     from cola_core.result import Severity
-    from cola_core.runner import JobOutcome
     from cola_core.specs import SourceSpec
 
 __all__ = ["ColaCheckOperator", "ColaSplitOperator"]
 
-_SUBMIT_TEMPLATE_FIELDS = (
-    "conf",
-    "files",
-    "py_files",
-    "archives",
-    "jars",
-    "packages",
-    "driver_class_path",
-    "env_vars",
-    "name",
-    "keytab",
-    "principal",
-    "proxy_user",
-    "properties_file",
-)
 
-
-# What only spark-submit uses, with each argument's default: over Spark Connect, giving one is a
-# mistake to point out rather than to ignore.
-_SUBMIT_ONLY: dict[str, Any] = {
-    "results_uri": None, "files": None, "py_files": None, "archives": None, "jars": None, "packages": None,
-    "exclude_packages": None, "repositories": None, "driver_class_path": None, "total_executor_cores": None,
-    "executor_cores": None, "executor_memory": None, "driver_memory": None, "num_executors": None, "keytab": None,
-    "principal": None, "proxy_user": None, "env_vars": None, "spark_binary": None, "properties_file": None,
-    "yarn_queue": None, "deploy_mode": None,
-}
-
-
-class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
+class ColaCheckOperator(ColaTask, ColaLineageMixin, BaseOperator, BranchMixIn):
     """Check a source against Cola rules on Spark, push the results to XCom, and gate the DAG.
 
     The rules and the source are validated in the worker before anything is submitted: a
@@ -160,7 +114,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         "dataset",
         "html_report",
         "results_uri",
-        *_SUBMIT_TEMPLATE_FIELDS,
+        *SUBMIT_TEMPLATE_FIELDS,
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {"rules": "json", "source": "json", "conf": "json"}
     ui_color = "#f5d76e"
@@ -169,6 +123,7 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
     inherits_from_skipmixin = True
 
     command: ClassVar[Command] = "check"
+    _secret_settings: ClassVar[Sequence[str]] = ("conf", "env_vars", "source.options")
 
     def __init__(
         self,
@@ -202,11 +157,11 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         executor_memory: str | None = None,
         driver_memory: str | None = None,
         num_executors: int | None = None,
+        env_vars: dict[str, Any] | None = None,
+        name: str | None = None,
         keytab: str | None = None,
         principal: str | None = None,
         proxy_user: str | None = None,
-        name: str | None = None,
-        env_vars: dict[str, Any] | None = None,
         verbose: bool = False,
         spark_binary: str | None = None,
         properties_file: str | None = None,
@@ -232,239 +187,30 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         self.results_uri = results_uri
         self.samples = checked_samples(samples)
         self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
-        self.conf = conf
-        self.files = files
-        self.py_files = py_files
-        self.archives = archives
-        self.jars = jars
-        self.packages = packages
-        self.exclude_packages = exclude_packages
-        self.repositories = repositories
-        self.driver_class_path = driver_class_path
-        self.total_executor_cores = total_executor_cores
-        self.executor_cores = executor_cores
-        self.executor_memory = executor_memory
-        self.driver_memory = driver_memory
-        self.num_executors = num_executors
-        self.keytab = keytab
-        self.principal = principal
-        self.proxy_user = proxy_user
-        self.name = name
-        self.env_vars = env_vars
-        self.verbose = verbose
-        self.spark_binary = spark_binary
-        self.properties_file = properties_file
-        self.yarn_queue = yarn_queue
-        self.deploy_mode = deploy_mode
-        self.status_poll_interval = status_poll_interval
-        self._hook: ColaSubmitHook | None = None
-        self._connect_session: SparkSession | None = None
-        # Set by on_kill: a kill raises nothing in the task (the Task SDK's SIGTERM handler only
-        # calls on_kill), so what the interrupted Spark work raises next must not pass for an
-        # ordinary failure, nor a finished run go on to branch or succeed.
-        self._killed = False
+        # The spark-submit arguments, as declared once in SUBMIT_ARGUMENTS (the signature above
+        # spells them out for Airflow and for users; a test checks that the two agree).
+        arguments = locals()
+        for argument in SUBMIT_ARGUMENTS:
+            setattr(self, argument.name, arguments[argument.name])
+        self._lifecycle = TaskLifecycle(self)
+        self._run: OperatorRun | None = None
 
-    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
-        """Render, then register secret-named values with the masker.
-
-        Done here, not in ``execute``: the runner stores the rendered fields (the Rendered
-        Template view) right after rendering, and a value must be known to the masker by then.
-        """
-        super().render_template_fields(context, jinja_env)
-        self._mask_secrets()
-
-    def _mask_secrets(self) -> dict[str, str]:
-        # Secret-named numbers become text first: the masker redacts text only.
-        self.conf = secrets_as_text(self.conf)
-        self.env_vars = secrets_as_text(self.env_vars)
-        source = self.source if isinstance(self.source, Mapping) else {}
-        options = secrets_as_text(source.get("options"))
-        if options is not source.get("options"):
-            self.source = source = {**source, "options": options}
-        return mask_sensitive_settings(self.conf, self.env_vars, options if isinstance(options, Mapping) else None)
+    @property
+    def _hook(self) -> ColaSubmitHook | None:
+        """The spark-submit hook of the running job, once built."""
+        return None if self._run is None else self._run.hook
 
     def execute(self, context: Context) -> Mapping[str, Any]:
-        """Validate, submit, read the results, push them to XCom, then branch or fail."""
-        block = load_rules(
-            self.rules,
-            base_dir=dag_folder(context.get("dag") or self.get_dag()),
-            allow_external_access=self.allow_external_access,
-        )
+        """Validate, run the job, read the results, push them to XCom, then branch or fail."""
+        block = self._lifecycle.rules(context, self.rules, allow_external_access=self.allow_external_access)
         source = checked_source(self.source, allow_external_access=self.allow_external_access)
         outputs = {**self._job_outputs(), **run_job_fields(self.history, self.dataset, context, None)}
         page = checked_report_path(self.html_report)
         outputs["html"] = None if page is None else str(page)
-        remote = self._connect_url()
-        if remote is not None:
-            summary, written = self._run_as_connect_client(remote, block, source, outputs)
-            self._stop_if_killed()
-            return self._settle(context, summary, push_report(context, page if written else None))
-        deploy_mode = self._resolved_deploy_mode()
-        if deploy_mode == "cluster" and page is not None:
-            # The driver would write the page on its cluster node, where this worker can
-            # neither remove an earlier run's page nor serve it: the link would show nothing,
-            # or an old page as this run's.
-            raise ColaConfigError(
-                "html_report cannot be used in cluster deploy mode: the driver runs on a cluster node and "
-                "would write the page there, where this worker can neither remove an earlier page nor serve "
-                "it; use client deploy mode, or a spark_connect connection (the page is then written in "
-                "this worker)"
-            )
-        if deploy_mode == "cluster" and not self.results_uri:
-            raise ColaConfigError(
-                "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
-                "through a local file: set results_uri to a folder both this worker and the driver reach"
-            )
-        # Again: execute() may be called without rendering (a test calling it directly).
-        secrets = self._mask_secrets()
-        with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
-            results = ResultsFile(workdir, self.results_uri)
-            rules, shipped = rules_file(block, Path(workdir), deploy_mode)
-            job = self._job_spec(rules, source, results.target, outputs)
-            self._hook = self._make_hook(job.to_argv(), shipped, secrets)
-            # The local master reads this machine's files: a missing one fails before any JVM.
-            checked_local_path(source, self._hook.master)
-            self._submit(self._hook, results)
-            summary = results.read(
-                split=self.command == "split", checks=block.checks, log_tail=self._hook.log_tail
-            )
-        if page is not None and not page.is_file():
-            # The driver removed the earlier page and warned why it wrote none (in its log above).
-            self.log.warning("The HTML report was not written: %s is missing after the run", page)
-        self._stop_if_killed()
-        return self._settle(context, summary, push_report(context, page))
-
-    def _settle(self, context: Context, summary: Mapping[str, Any], report_url: str | None) -> Mapping[str, Any]:
-        """Push the results, alert, then branch, fail or log (``_outcome.settle``)."""
-        return settle(
-            self, context, summary, on_failure=self.on_failure, branch=self.branch, on_quality=self.on_quality,
-            on_quality_severity=self.on_quality_severity, report_url=report_url,
-        )
-
-    def _connect_url(self) -> str | None:
-        """With a ``spark_connect`` connection, its URL (it may carry a token: never logged)."""
-        try:
-            conn = BaseHook.get_connection(self.conn_id)
-        except AirflowException:
-            return None
-        if conn.conn_type != "spark_connect":
-            return None
-        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
-
-        given = sorted(name for name, default in _SUBMIT_ONLY.items() if getattr(self, name) != default)
-        if given:
-            raise ColaConfigError(
-                f"{', '.join(given)} only apply to spark-submit; the spark_connect connection {self.conn_id!r} "
-                "runs the engine in this worker as a Spark Connect client (Spark settings go in conf)"
-            )
-        try:
-            return SparkConnectHook(self.conn_id).get_connection_url()
-        except (ValueError, AttributeError, TypeError) as error:  # no host, or a host with a path
-            raise ColaConfigError(f"the spark_connect connection {self.conn_id!r} has no usable URL: {error}") from None
-
-    def _run_as_connect_client(
-        self, remote: str, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], bool]:
-        """Run the job in this process as a client of the Spark Connect server ``remote``.
-
-        Returns:
-            The results summary, and whether this run's HTML report was written.
-
-        Raises:
-            ColaJobRefused: the engine refused the source, an output or a rule on the data.
-            ColaJobError: Spark failed (the server cannot be reached, a query crashed).
-        """
-        from cola_core.report import render_table
-        from cola_core.runner import load_job, run_job
-        from cola_core.session import spark_session, stop_session
-
-        job = load_job(self._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
-        page = None if job.spec.html is None else Path(job.spec.html)
-        if page is not None:  # an earlier run's page must never pass for this run's
-            page.unlink(missing_ok=True)
-        self.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(remote).netloc)
-        written = False
-        try:
-            spark, started_here = spark_session(remote, (self.conf or {}).items())
-            self._connect_session = spark
-            try:
-                outcome = run_job(job, spark)
-                if page is not None:  # in this process, as the driver does for cola --html
-                    written = self._write_report(page, spark, job.spec, outcome)
-            finally:
-                self._connect_session = None
-                if started_here:
-                    stop_session(spark)
-        except Exception as error:
-            self._stop_if_killed(error)  # what interruptAll made the running query raise
-            # As `cola` says it (exit 2): a rule, source or output error, or SQL Spark refuses.
-            refusal = refusal_of(error)
-            if refusal is not None:
-                raise refusal from error
-            raise ColaJobError(f"the Cola job over Spark Connect failed: {first_line(error)}") from error
-        table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
-        self.log.info("Cola results:\n%s", table)
-        return outcome.summary, written
-
-    def _write_report(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> bool:
-        """Write the run's HTML report; whether it was written.
-
-        The run is finished (its outputs published, its history appended): a page that cannot
-        be built or written, whatever the reason (a history store that cannot be read for the
-        trends, a bug in the page), is a warning, as for ``cola --html``. Failing the task
-        would have it retried, and the retry would append a second history row for the same
-        run. A timeout still stops the task: ``AirflowTaskTimeout`` is a BaseException. A kill
-        raises nothing: :meth:`on_kill` interrupts the session, so the page's query fails with
-        an ordinary exception, which must not pass for a page that merely could not be built.
-
-        Raises:
-            AirflowTaskTerminated: the task was killed (:meth:`on_kill`) while the page was built.
-        """
-        try:
-            write_report(page, spark, spec, outcome)
-        except Exception as error:
-            self._stop_if_killed(error)
-            self.log.warning("The HTML report was not written: %s", first_line(error), exc_info=True)
-            return False
-        return True
-
-    def _stop_if_killed(self, error: BaseException | None = None) -> None:
-        """Stop the task when it was killed: nothing after a kill may record a report, push the
-        results, branch or let the task succeed.
-
-        Raises:
-            AirflowTaskTerminated: :meth:`on_kill` was called (``error``, what the interrupted
-                work raised, is its cause); the Task SDK fails the task without a retry.
-        """
-        if self._killed:
-            raise AirflowTaskTerminated("the Cola task was killed: its run was interrupted") from error
-
-    def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
-        with launcher_environment(hook.binary, hook.master, self.env_vars, self.conf) as changes:
-            if changes:
-                self.log.info("spark-submit runs with %s", changes)
-            try:
-                hook.submit(str(_job_entry_path()))
-            except ColaJobError:
-                # Where spark-submit's exit status is not the job's (cluster deploy mode), the
-                # results file still says that the job refused its inputs.
-                refusal = results.refusal()
-                # Whatever a failed job left (a refusal, a partial file) is read once, never again.
-                results.discard()
-                if refusal is not None:
-                    raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
-                raise
-
-    def on_kill(self) -> None:
-        """Stop the Spark application (and spark-submit) through the hook; over Spark Connect,
-        interrupt what this task's session runs on the server. Either way, mark the task as
-        killed, so that it stops instead of settling (:meth:`_stop_if_killed`)."""
-        self._killed = True
-        if self._hook is not None:
-            self._hook.on_kill()
-        session = self._connect_session
-        if session is not None:
-            session.interruptAll()
+        remote = connect_url(self)
+        self._run = SparkSubmitRun(self) if remote is None else ConnectRun(self, remote)
+        summary, written = self._run.run(block, source, outputs, page)
+        return self._lifecycle.settle(context, summary, written)
 
     def _job_spec(
         self, rules: str | tuple[Mapping[str, Any], ...], source: SourceSpec, results: str | None,
@@ -482,22 +228,19 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
         Raises:
             ColaConfigError: the engine refuses the job as specified.
         """
-        try:
-            return JobSpec(
-                command=self.command,
-                rules=rules,
-                source=source,
-                results=results,
-                pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
-                samples=self.samples,
-                allow_external_access=self.allow_external_access,
-                # Exit 0 once the results file is written, even when checks failed: the hook
-                # treats any non-zero exit as a crash, and the decision is made from the file.
-                fail_exit_code=0,
-                **outputs,
-            )
-        except ColaError as error:
-            raise ColaConfigError(f"invalid Cola job: {error}") from error
+        return job_spec(
+            command=self.command,
+            rules=rules,
+            source=source,
+            results=results,
+            pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
+            samples=self.samples,
+            allow_external_access=self.allow_external_access,
+            # Exit 0 once the results file is written, even when checks failed: the hook
+            # treats any non-zero exit as a crash, and the decision is made from the file.
+            fail_exit_code=0,
+            **outputs,
+        )
 
     def _job_outputs(self) -> dict[str, Any]:
         """The ``JobSpec`` fields of what the job writes besides its results, each output checked.
@@ -509,51 +252,6 @@ class ColaCheckOperator(ColaLineageMixin, BaseOperator, BranchMixIn):
             ColaConfigError: an output config is malformed.
         """
         return {"report": None if self.report is None else checked_output(self.report, "report")}
-
-    def _resolved_deploy_mode(self) -> str:
-        # Resolved as the hook does (argument, then the connection's extra), before the hook
-        # exists, because the arguments it is built with depend on it.
-        if self.deploy_mode:
-            return self.deploy_mode
-        try:
-            extra = BaseHook.get_connection(self.conn_id).extra_dejson
-        except AirflowException:
-            return "client"
-        return extra.get("deploy-mode") or "client"
-
-    def _make_hook(self, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
-        py_files = ",".join(filter(None, [str(_py_files_zip()), self.py_files]))
-        files = ",".join(filter(None, [*shipped, self.files]))
-        return ColaSubmitHook(
-            conf=self.conf,
-            conn_id=self.conn_id,
-            files=files or None,
-            py_files=py_files,
-            archives=self.archives,
-            driver_class_path=self.driver_class_path,
-            jars=self.jars,
-            packages=self.packages,
-            exclude_packages=self.exclude_packages,
-            repositories=self.repositories,
-            total_executor_cores=self.total_executor_cores,
-            executor_cores=self.executor_cores,
-            executor_memory=self.executor_memory,
-            driver_memory=self.driver_memory,
-            keytab=self.keytab,
-            principal=self.principal,
-            proxy_user=self.proxy_user,
-            name=self.name or f"cola-{self.dag_id}-{self.task_id}",
-            num_executors=self.num_executors,
-            status_poll_interval=self.status_poll_interval,
-            application_args=arguments,
-            env_vars=self.env_vars,
-            verbose=self.verbose,
-            spark_binary=self.spark_binary,
-            properties_file=self.properties_file,
-            yarn_queue=self.yarn_queue,
-            deploy_mode=self.deploy_mode,
-            secrets=secrets,
-        )
 
 
 class ColaSplitOperator(ColaCheckOperator):
@@ -601,15 +299,3 @@ class ColaSplitOperator(ColaCheckOperator):
                 self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid
             ),
         }
-
-
-def _py_files_zip() -> Path:
-    from cola_core.shipping import py_files_zip
-
-    return py_files_zip()
-
-
-def _job_entry_path() -> Path:
-    from cola_core.shipping import job_entry_path
-
-    return job_entry_path()

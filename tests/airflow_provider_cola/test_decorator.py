@@ -361,9 +361,9 @@ def test_a_kill_while_the_page_is_built_stops_the_task_instead_of_a_warning(run_
     import os
     import signal
 
-    from airflow_provider_cola.decorators import cola as decorator_module
+    from airflow_provider_cola import links
 
-    built = decorator_module.write_report
+    built = links.write_report_page
 
     def killed_then_built(path, spark, spec, outcome):
         handler = signal.getsignal(signal.SIGTERM)
@@ -371,7 +371,7 @@ def test_a_kill_while_the_page_is_built_stops_the_task_instead_of_a_warning(run_
         os.kill(os.getpid(), signal.SIGTERM)
         return built(path, spark, spec, outcome)
 
-    monkeypatch.setattr(decorator_module, "write_report", killed_then_built)
+    monkeypatch.setattr(links, "write_report_page", killed_then_built)
     broken = broken_history_file(tmp_path / "history")
     outcome = run_dag("cola_test_report_killed", "2024-01-03", {"out": str(tmp_path)})
 

@@ -268,9 +268,16 @@ def test_local_source_paths_are_checked_on_a_local_master(tmp_path):
 class _FailingHook:
     binary = "spark-submit"
     master = "yarn"
+    environment: dict[str, str] = {}
 
     def submit(self, application):
         raise ColaJobError("spark-submit exited with 1")
+
+    def on_kill(self):
+        pass
+
+    def refusal_in_log(self):
+        return None  # exit status 1: no refusal
 
 
 @pytest.mark.parametrize(
@@ -282,13 +289,14 @@ class _FailingHook:
 )
 def test_a_failed_submit_leaves_no_results_file_behind(tmp_path, left, raised):
     from airflow_provider_cola.operators._results import ResultsFile
+    from airflow_provider_cola.operators._runs import SparkSubmitRun
 
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, results_uri=str(tmp_path / "shared"))
     (tmp_path / "shared").mkdir()
     results = ResultsFile(tmp_path, operator.results_uri)
     Path(results.target).write_text(left, encoding="utf-8")
     with pytest.raises(raised):
-        operator._submit(_FailingHook(), results)
+        SparkSubmitRun(operator)._submit(_FailingHook(), results)
     assert list((tmp_path / "shared").iterdir()) == []
 
 
@@ -343,8 +351,8 @@ def test_html_report_is_refused_in_cluster_deploy_mode_before_any_submit(
 def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypatch, capsys):
     # The failure is caused for real in test_cli (the run makes the page's folder a file);
     # no DAG here can do that to the page of an operator run over Spark Connect, so this
-    # checks only how the operator takes a write_report that raises.
-    from airflow_provider_cola.operators import cola as operator_module
+    # checks only how the operator takes a write_report_page that raises.
+    from airflow_provider_cola import links
     from cola_core.errors import ColaOutputError
 
     page = tmp_path / "report.html"
@@ -353,10 +361,10 @@ def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypat
     def failing(path, spark, spec, outcome):
         raise ColaOutputError(reason)
 
-    monkeypatch.setattr(operator_module, "write_report", failing)
+    monkeypatch.setattr(links, "write_report_page", failing)
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE)
     capsys.readouterr()
-    assert operator._write_report(page, None, None, None) is False  # type: ignore[arg-type]
+    assert operator._lifecycle.write_page(page, None, None, None) is False  # type: ignore[arg-type]
     # With its traceback: the first line alone hides the error's type and where it came from.
     [line, *traceback] = capsys.readouterr().out.splitlines()
     assert f"[warning  ] The HTML report was not written: {reason} " in line

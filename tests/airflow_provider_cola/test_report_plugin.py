@@ -778,15 +778,15 @@ def test_the_operator_s_driver_writes_its_report_and_the_link_serves_it(run_dag,
 # nothing else), then the real page build.
 KILLING_DAGS_TEST = """
 import os, signal, sys
-from airflow_provider_cola.operators import cola
-built = cola.write_report
-def write_report(path, spark, spec, outcome):
+from airflow_provider_cola import links
+built = links.write_report_page
+def write_report_page(path, spark, spec, outcome):
     if path.name == "killed.html":
         handler = signal.getsignal(signal.SIGTERM)
         assert getattr(handler, "__name__", None) == "_on_term", handler  # else SIGTERM would end the process
         os.kill(os.getpid(), signal.SIGTERM)
     return built(path, spark, spec, outcome)
-cola.write_report = write_report
+links.write_report_page = write_report_page
 from airflow.__main__ import main
 sys.argv = ["airflow", "dags", "test", *sys.argv[1:]]
 main()

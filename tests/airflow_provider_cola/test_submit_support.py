@@ -29,29 +29,38 @@ def test_spark_submit_next_to_the_interpreter_is_found_when_not_on_path(monkeypa
     assert interpreter_bin_dir("spark-submit") is None  # on PATH already: PATH is left alone
 
 
-def test_launcher_environment_is_set_for_the_submit_and_restored(monkeypatch):
+def test_launcher_environment_is_what_spark_submit_gets_and_os_environ_is_left_alone(monkeypatch):
     path = unactivated_path()
     monkeypatch.setenv("PATH", path)
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     before = dict(os.environ)
 
-    with launcher_environment("spark-submit", "local[2]", None, None) as changes:
-        assert changes == {"PATH": f"{VENV_BIN}{os.pathsep}{path}", "PYSPARK_PYTHON": sys.executable}
-        assert os.environ["PATH"].split(os.pathsep)[0] == str(VENV_BIN)
-        assert os.environ["PYSPARK_PYTHON"] == sys.executable
+    changes = launcher_environment("spark-submit", "local[2]", None, None)
+    assert changes == {"PATH": f"{VENV_BIN}{os.pathsep}{path}", "PYSPARK_PYTHON": sys.executable}
     assert dict(os.environ) == before
 
     # YARN and Kubernetes bring their own Python; a user's choice always wins.
-    with launcher_environment("spark-submit", "yarn", None, None) as changes:
-        assert "PYSPARK_PYTHON" not in changes
-    with launcher_environment("spark-submit", "spark://h:7077", {"PYSPARK_PYTHON": "/opt/py"}, None) as changes:
-        assert "PYSPARK_PYTHON" not in changes
-    with launcher_environment("spark-submit", "local", None, {"spark.pyspark.python": "/opt/py"}) as changes:
-        assert "PYSPARK_PYTHON" not in changes
+    assert "PYSPARK_PYTHON" not in launcher_environment("spark-submit", "yarn", None, None)
+    assert "PYSPARK_PYTHON" not in launcher_environment("spark-submit", "spark://h:7077", {"PYSPARK_PYTHON": "/opt/py"}, None)
+    assert "PYSPARK_PYTHON" not in launcher_environment("spark-submit", "local", None, {"spark.pyspark.python": "/opt/py"})
     monkeypatch.setenv("PYSPARK_PYTHON", "/usr/bin/python3")
-    with launcher_environment("spark-submit", "local", None, None) as changes:
-        assert "PYSPARK_PYTHON" not in changes
+    assert "PYSPARK_PYTHON" not in launcher_environment("spark-submit", "local", None, None)
     assert os.environ["PYSPARK_PYTHON"] == "/usr/bin/python3"
+
+
+def test_the_hook_hands_the_launcher_environment_to_spark_submit_with_the_users_env_vars(monkeypatch):
+    """The hook starts spark-submit with os.environ and env_vars whatever submit() is given,
+    so on a local master the launcher's variables go with env_vars (the user's win)."""
+    path = unactivated_path()
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    hook = ColaSubmitHook(conn_id="spark_local", env_vars={"APP": "1", "PYSPARK_PYTHON": "/opt/py"})
+    assert hook.environment == {"PATH": f"{VENV_BIN}{os.pathsep}{path}"}
+    assert hook._env_vars == {"PATH": f"{VENV_BIN}{os.pathsep}{path}", "APP": "1", "PYSPARK_PYTHON": "/opt/py"}
+    # Without env_vars, submit() hands the environment to the process itself.
+    hook = ColaSubmitHook(conn_id="spark_local")
+    assert hook._env_vars is None
+    assert hook.environment == {"PATH": f"{VENV_BIN}{os.pathsep}{path}", "PYSPARK_PYTHON": sys.executable}
 
 
 # -- quiet Spark in the task log ----------------------------------------------------------------

@@ -1,0 +1,217 @@
+"""How the operators run their job: with spark-submit, or as a Spark Connect client in this worker.
+
+Each runner takes the validated rules, source, outputs and page, runs the job, and returns
+the results summary and the page the run wrote (None if none); the operator then settles
+(``_lifecycle.TaskLifecycle.settle``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_cola._rules import RuleBlock, checked_local_path
+from airflow_provider_cola._spark_target import requested_deploy_mode
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.operators._argv import rules_file
+from airflow_provider_cola.operators._results import ResultsFile
+from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, refused_message
+from airflow_provider_cola.operators._submit_args import SUBMIT_ONLY, submit_arguments
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from cola_core.specs import SourceSpec
+
+__all__ = ["ConnectRun", "OperatorRun", "SparkSubmitRun", "connect_url"]
+
+# The runners take the operator (a ColaCheckOperator, which imports this module, so it is not
+# named here): its arguments, its log, its _lifecycle, _job_spec and _mask_secrets.
+Operator = Any
+
+# Besides spark-submit's own arguments, the operator's that only apply to it.
+_SUBMIT_ONLY = {**SUBMIT_ONLY, "results_uri": None}
+
+
+class OperatorRun(Protocol):
+    """How an operator runs its job."""
+
+    hook: ColaSubmitHook | None
+
+    def run(
+        self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
+    ) -> tuple[Mapping[str, Any], Path | None]:
+        """The results summary, and the page this run wrote (None if none)."""
+        ...
+
+
+def connect_url(task: Operator) -> str | None:
+    """With a ``spark_connect`` connection, its URL (it may carry a token: never logged).
+
+    Raises:
+        ColaConfigError: an argument that only applies to spark-submit is given, or the
+            connection has no usable URL.
+    """
+    try:
+        conn = BaseHook.get_connection(task.conn_id)
+    except AirflowException:
+        return None
+    if conn.conn_type != "spark_connect":
+        return None
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    given = sorted(name for name, default in _SUBMIT_ONLY.items() if getattr(task, name) != default)
+    if given:
+        raise ColaConfigError(
+            f"{', '.join(given)} only apply to spark-submit; the spark_connect connection {task.conn_id!r} "
+            "runs the engine in this worker as a Spark Connect client (Spark settings go in conf)"
+        )
+    try:
+        return SparkConnectHook(task.conn_id).get_connection_url()
+    except (ValueError, AttributeError, TypeError) as error:  # no host, or a host with a path
+        raise ColaConfigError(f"the spark_connect connection {task.conn_id!r} has no usable URL: {error}") from None
+
+
+class ConnectRun:
+    """Run the job in this process as a client of a Spark Connect server.
+
+    A failure that is no refusal (the server cannot be reached, a query crashed) is a
+    ``ColaJobError``, which is retried.
+    """
+
+    hook: ColaSubmitHook | None = None
+
+    def __init__(self, task: Operator, remote: str) -> None:
+        self._task = task
+        self._remote = remote
+
+    def run(
+        self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
+    ) -> tuple[Mapping[str, Any], Path | None]:
+        from cola_core.report import render_table
+        from cola_core.runner import load_job
+        from cola_core.session import spark_session
+
+        task = self._task
+        job = load_job(task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
+        task.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(self._remote).netloc)
+        run = task._lifecycle.run_in_process(
+            job,
+            lambda: spark_session(self._remote, (task.conf or {}).items()),
+            page=page,
+            crash="the Cola job over Spark Connect failed",
+        )
+        outcome = run.outcome
+        table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
+        task.log.info("Cola results:\n%s", table)
+        return outcome.summary, page if run.page_written else None
+
+
+class SparkSubmitRun:
+    """Submit ``cola_core``'s job entry point with spark-submit, then read its results file.
+
+    Attributes:
+        hook: the hook, once built (for the tests, which watch the running job).
+    """
+
+    def __init__(self, task: Operator) -> None:
+        self._task = task
+        self.hook: ColaSubmitHook | None = None
+
+    def run(
+        self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
+    ) -> tuple[Mapping[str, Any], Path | None]:
+        task = self._task
+        deploy_mode = requested_deploy_mode(task.conn_id, task.deploy_mode)
+        _check_deploy_mode(deploy_mode, page, task.results_uri)
+        # Again: execute() may be called without rendering (a test calling it directly).
+        secrets = task._mask_secrets()
+        with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
+            results = ResultsFile(workdir, task.results_uri)
+            rules, shipped = rules_file(block, Path(workdir), deploy_mode)
+            job = task._job_spec(rules, source, results.target, outputs)
+            self.hook = hook = self._hook(job.to_argv(), shipped, secrets)
+            # The local master reads this machine's files: a missing one fails before any JVM.
+            checked_local_path(source, hook.master)
+            self._submit(hook, results)
+            summary = results.read(split=task.command == "split", checks=block.checks, log_tail=hook.log_tail)
+        if page is not None and not page.is_file():
+            # The driver removed the earlier page and warned why it wrote none (in its log above).
+            task.log.warning("The HTML report was not written: %s is missing after the run", page)
+        return summary, page
+
+    def _hook(self, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
+        task = self._task
+        given = submit_arguments(task)
+        return ColaSubmitHook(
+            **{
+                **given,
+                "py_files": ",".join(filter(None, [str(_py_files_zip()), task.py_files])),
+                "files": ",".join(filter(None, [*shipped, task.files])) or None,
+                "name": task.name or f"cola-{task.dag_id}-{task.task_id}",
+            },
+            conn_id=task.conn_id,
+            application_args=arguments,
+            secrets=secrets,
+        )
+
+    def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
+        task = self._task
+        if hook.environment:
+            task.log.info("spark-submit runs with %s", hook.environment)
+        task._lifecycle.stop_if_killed()  # killed before spark-submit starts: nothing to run
+        try:
+            with task._lifecycle.interruptible(hook.on_kill):
+                hook.submit(str(_job_entry_path()))
+        except ColaJobError:
+            # The job writes why it refused its inputs to its results file, which is read first
+            # (in cluster deploy mode spark-submit's exit status is not the job's); only a job
+            # that refused before it could write one is known by its exit status and log.
+            refusal = results.refusal() or hook.refusal_in_log()
+            # Whatever a failed job left (a refusal, a partial file) is read once, never again.
+            results.discard()
+            if refusal is not None:
+                raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
+            raise
+
+
+def _check_deploy_mode(deploy_mode: str, page: Path | None, results_uri: str | None) -> None:
+    """Refuse what cannot work in cluster deploy mode, before anything is built.
+
+    Raises:
+        ColaConfigError: an HTML page, or no ``results_uri``, in cluster deploy mode.
+    """
+    if deploy_mode != "cluster":
+        return
+    if page is not None:
+        # The driver would write the page on its cluster node, where this worker can
+        # neither remove an earlier run's page nor serve it: the link would show nothing,
+        # or an old page as this run's.
+        raise ColaConfigError(
+            "html_report cannot be used in cluster deploy mode: the driver runs on a cluster node and "
+            "would write the page there, where this worker can neither remove an earlier page nor serve "
+            "it; use client deploy mode, or a spark_connect connection (the page is then written in "
+            "this worker)"
+        )
+    if not results_uri:
+        raise ColaConfigError(
+            "cluster deploy mode runs the driver on the cluster, so the results cannot come back "
+            "through a local file: set results_uri to a folder both this worker and the driver reach"
+        )
+
+
+def _py_files_zip() -> Path:
+    from cola_core.shipping import py_files_zip
+
+    return py_files_zip()
+
+
+def _job_entry_path() -> Path:
+    from cola_core.shipping import job_entry_path
+
+    return job_entry_path()
