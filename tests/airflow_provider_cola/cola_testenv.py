@@ -87,6 +87,20 @@ if mode == "refused":
         handle.write('{{"error": {{"exit_code": 2, "message": "cannot read the json at /data/gone: no such path"}}}}')
     print("cola: error: cannot read the json at /data/gone: no such path")
     sys.exit(1)
+if mode == "refused_here":
+    # Client deploy mode: the job exits 2 and its results file says why (its log says it too;
+    # these words differ, to tell which one the task read).
+    with open(results, "w") as handle:
+        handle.write('{{"error": {{"exit_code": 2, "message": "the results file says: no such table db.orders"}}}}')
+    print("cola: error: the log says: no such table db.orders")
+    sys.exit(2)
+if mode == "refused_early":
+    # Refused before it could write a results file (its command line): only its log says why.
+    print("cola check: error: argument --samples: invalid int value: 'x'")
+    sys.exit(2)
+if mode == "environment":
+    print("PATH=" + os.environ["PATH"])
+    print("PYSPARK_PYTHON=" + os.environ.get("PYSPARK_PYTHON", "(unset)"))
 if mode == "inconsistent":
     result = {{"rule_type": "row_count", "passed": False, "message": "row_count = 0 is below min 1",
               "failed_count": 1, "metric_value": None, "severity": "fail", "check_name": None,

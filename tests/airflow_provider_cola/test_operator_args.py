@@ -371,3 +371,65 @@ def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypat
     assert traceback[0] == "Traceback (most recent call last):"
     assert traceback[-1] == f"cola_core.errors.ColaOutputError: {reason}"
 
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        # Client mode, exit 2: the results file's words, not the log's.
+        ("refused_here", "the results file says: no such table db.orders"),
+        # As in cluster mode (spark-submit's exit status is not the job's): the file says it.
+        ("refused", "cannot read the json at /data/gone: no such path"),
+        # Refused before it could write a file (its command line): its exit status and log.
+        ("refused_early", "argument --samples: invalid int value: 'x'"),
+    ],
+)
+def test_a_refused_job_is_known_by_its_results_file_else_by_its_exit_status_and_log(
+    mode, message, airflow_home, fake_submit_calls, monkeypatch
+):
+    from cola_testenv import ORDERS, unactivated_path
+
+    monkeypatch.setenv("PATH", unactivated_path())
+    operator = ColaCheckOperator(
+        task_id="refused", rules=RULES, source={"path": str(ORDERS / "2024-01-01"), "format": "json"},
+        conn_id="spark_local", spark_binary="spark3-submit", env_vars={"FAKE_SUBMIT_MODE": mode},
+    )
+    with pytest.raises(ColaJobRefused) as error:
+        operator.execute(context={})
+    assert str(error.value) == f"the Cola job refused its inputs (exit code 2, so it is not retried): {message}"
+    assert operator._hook is not None and operator._hook.exit_code == (1 if mode == "refused" else 2)
+
+
+# The operator's own arguments; every other one of its signature is a spark-submit argument.
+_COLA_ARGUMENTS = (
+    "self", "rules", "source", "conn_id", "on_failure", "branch", "on_quality", "on_quality_severity", "report",
+    "pipeline", "history", "dataset", "html_report", "results_uri", "samples", "allow_external_access", "kwargs",
+)
+
+
+def test_the_spark_submit_arguments_are_declared_once_and_the_signature_agrees():
+    import inspect
+
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    from airflow_provider_cola.operators._runs import _SUBMIT_ONLY
+    from airflow_provider_cola.operators._submit_args import SUBMIT_ARGUMENTS
+
+    parameters = inspect.signature(ColaCheckOperator.__init__).parameters
+    declared = {argument.name: argument for argument in SUBMIT_ARGUMENTS}
+    assert [name for name in parameters if name not in _COLA_ARGUMENTS] == list(declared)
+    for name, argument in declared.items():
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default == argument.default, name
+    # Each is SparkSubmitHook's argument of the same name, with the same default (but for the
+    # application's name, which the operator always gives: cola-<dag_id>-<task_id> by default).
+    hook_parameters = inspect.signature(SparkSubmitHook.__init__).parameters
+    for name, argument in declared.items():
+        assert name in hook_parameters, name
+        assert hook_parameters[name].default == argument.default or name == "name", name
+    # Derived: the templated ones end the template fields; over Spark Connect, the others refused.
+    templated = tuple(name for name, argument in declared.items() if argument.templated)
+    assert ColaCheckOperator.template_fields[-len(templated):] == templated
+    assert set(_SUBMIT_ONLY) == {*declared, "results_uri"} - {"conf", "name", "verbose", "status_poll_interval"}
+    operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, executor_memory="2g", verbose=True)
+    assert (operator.executor_memory, operator.verbose, operator.jars) == ("2g", True, None)
