@@ -21,9 +21,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk.exceptions import AirflowTaskTerminated
 
 from airflow_provider_cola import links
-from airflow_provider_cola._outcome import settle
+from airflow_provider_cola._outcome import (
+    checked_branch,
+    checked_on_failure,
+    checked_samples,
+    checked_switch,
+    settle,
+)
 from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
+from airflow_provider_cola.alerts import checked_on_quality, checked_on_quality_severity
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, refusal_of
 from cola_core._spark_errors import first_line
 from cola_core.errors import ColaError
@@ -220,6 +227,26 @@ class ColaTask:
 
     _secret_settings: ClassVar[Sequence[str]] = ("conf",)
     _lifecycle: TaskLifecycle
+
+    def _take_task_arguments(self, given: Mapping[str, Any]) -> None:
+        """Check and keep the arguments every Cola task takes, from its ``__init__``'s ``locals()``
+        (``rules``, ``conn_id``, ``on_failure``, ``branch``, ``on_quality``,
+        ``on_quality_severity``, ``samples``, ``allow_external_access``), and start its lifecycle.
+
+        Only the cheap, static checks: DAG parsing stays fast.
+
+        Raises:
+            ValueError: an argument of the wrong kind.
+        """
+        self.rules = given["rules"]
+        self.conn_id = given["conn_id"]
+        self.on_failure = checked_on_failure(given["on_failure"])
+        self.branch = checked_branch(given["branch"])
+        self.on_quality = checked_on_quality(given["on_quality"])
+        self.on_quality_severity = checked_on_quality_severity(given["on_quality_severity"])
+        self.samples = checked_samples(given["samples"])
+        self.allow_external_access = checked_switch(given["allow_external_access"], "allow_external_access")
+        self._lifecycle = TaskLifecycle(self)
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Render, then register secret-named values with the masker.

@@ -33,15 +33,8 @@ index built is served, or a 503 page saying that it is being built.
 
 from __future__ import annotations
 
-import hashlib
 import html
-import logging
 import os
-import stat
-import sys
-import threading
-import time
-from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -52,7 +45,15 @@ from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from airflow_provider_cola._light_index import local_store_folder, read_local_index
+from airflow_provider_cola import _served_report as served
+from airflow_provider_cola._history_index import (
+    BEING_BUILT,
+    INDEX_RUNS,
+    IndexBeingBuilt,
+    StoreUnreadable,
+    store_index,
+)
+from airflow_provider_cola._served_report import MAX_REPORT_BYTES
 from airflow_provider_cola.links import (
     REPORT_XCOM_KEY,
     URL_PREFIX,
@@ -65,22 +66,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-    from pyspark.sql import SparkSession
 
-    from cola_core.specs import OutputSpec
 
 __all__ = [
     "BEING_BUILT", "DEFAULT_INDEX_CACHE_SECONDS", "INDEX_RUNS", "LATEST_REPORTS", "MAX_REPORT_BYTES",
     "SECURITY_HEADERS", "ColaPlugin", "create_app",
 ]
 
-log = logging.getLogger(__name__)
-
 # How many reports the index lists without a history store, newest first.
 LATEST_REPORTS = 50
-# The largest report served: a page is read whole into memory to be hashed, and Cola's own pages
-# stay near cola_core.pages.PAGE_BYTES (300 kB), so a bigger file is not one of them.
-MAX_REPORT_BYTES = 10_000_000
+
 # How long a rendered index of the history store is served before it is queried again.
 DEFAULT_INDEX_CACHE_SECONDS = 60
 # On every response: the pages are self-contained (inline CSS and SVG, no script), so nothing
@@ -117,141 +112,6 @@ _ERROR_PAGE = """<!DOCTYPE html>
 <p>{reason}</p>
 </body></html>
 """
-
-_spark_lock = threading.Lock()
-# The rendered index per store setting: (when it was rendered, time.monotonic(); the page).
-# One lock, so that concurrent first views read the store once, not once each.
-_index_lock = threading.Lock()
-_index_pages: dict[str, tuple[float, str]] = {}
-# A table (or remote) store's index is built by Spark in the background: the build under way per
-# store setting, and the reason the last one failed (shown until a build succeeds).
-_index_builds: dict[str, threading.Thread] = {}
-_index_failures: dict[str, str] = {}
-# How many data intervals each rule's trend shows in the index.
-INDEX_RUNS = 20
-BEING_BUILT = (
-    "The index of this history store is being built by Spark in the background (a table store, or a "
-    "folder on other storage, is read with Spark); it is served as soon as it is ready: reload in a minute"
-)
-
-
-class _StoreUnreadable(Exception):
-    """The configured history store cannot be parsed or read: the index is a 503 saying why."""
-
-
-class _IndexBeingBuilt(Exception):
-    """No index of the store has been built yet; a background build is under way."""
-
-
-def _index_spark() -> SparkSession:
-    """This process's local Spark session for the index of a table store, started on first use
-    (each API server worker process has its own).
-
-    Asked for again on each query rather than kept: ``getOrCreate`` gives the running session,
-    and a new one if something else in the process stopped it.
-    """
-    from cola_core.session import spark_session
-
-    with _spark_lock:
-        session, _ = spark_session("local[1]", [("spark.ui.enabled", "false")], app_name="cola-plugin")
-        return session
-
-
-def _store_spec(store: str) -> OutputSpec:
-    """``[cola] history_store``, read as ``cola history --history`` reads its argument.
-
-    Raises:
-        _StoreUnreadable: it is not a history store spec.
-    """
-    from cola_core.errors import ColaError
-    from cola_core.history_cli import checked_history_arguments
-
-    try:
-        return checked_history_arguments(Namespace(history=store, action=None))
-    except ColaError as error:
-        reason = str(error).splitlines()[0]
-        if reason.startswith("--history"):
-            reason = "[cola] history_store" + reason.removeprefix("--history")
-        raise _StoreUnreadable(reason) from error
-
-
-def _store_index(store: str, cache_seconds: int) -> str:
-    """The index page of the history store ``[cola] history_store`` names, from the cache when
-    it was rendered less than ``cache_seconds`` ago. A local folder is read here, without a
-    JVM; any other store is read by Spark in the background (:func:`_build_in_background`).
-
-    Raises:
-        _StoreUnreadable: the setting is not a history store spec, or the store cannot be read
-            (its last background build failed: the traceback is in the log).
-        _IndexBeingBuilt: no index of a table store is ready yet.
-    """
-    from cola_core.pages import render_index
-
-    spec = _store_spec(store)
-    folder = local_store_folder(spec)
-    with _index_lock:
-        cached = _index_pages.get(store)
-        if cached is not None and time.monotonic() - cached[0] < cache_seconds:
-            return cached[1]
-        if folder is None:
-            return _built_in_background(store, spec, cached)
-        try:
-            page = render_index(read_local_index(folder, spec.format or "parquet", INDEX_RUNS))
-        except ValueError as error:
-            raise _StoreUnreadable(f"cannot read the history store {spec.path}: {error}") from error
-        _index_pages[store] = (time.monotonic(), page)
-        return page
-
-
-def _built_in_background(store: str, spec: OutputSpec, cached: tuple[float, str] | None) -> str:
-    """The last index of a store only Spark reads, while a fresh one is built in the background.
-
-    Called with ``_index_lock`` held.
-
-    Raises:
-        _StoreUnreadable: the last build failed, and none succeeded since.
-        _IndexBeingBuilt: no build has finished yet.
-    """
-    building = _index_builds.get(store)
-    if building is None or not building.is_alive():
-        thread = threading.Thread(
-            target=_build_index, args=(store, spec), name=f"cola-index-{len(_index_builds)}", daemon=True
-        )
-        _index_builds[store] = thread
-        thread.start()
-    if cached is not None:
-        return cached[1]
-    failure = _index_failures.get(store)
-    if failure is not None:
-        raise _StoreUnreadable(failure)
-    raise _IndexBeingBuilt()
-
-
-def _build_index(store: str, spec: OutputSpec) -> None:
-    """Build the index of ``spec`` with Spark and keep it (or why it failed) for the next views."""
-    from cola_core.errors import ColaError
-    from cola_core.history import index_rows
-    from cola_core.pages import render_index
-
-    try:
-        page = render_index(index_rows(_index_spark(), spec, runs=INDEX_RUNS))
-    except ColaError as error:
-        failure = str(error).splitlines()[0]
-    except Exception as error:
-        # Not one of Cola's own errors (Spark cannot start, the JVM went away): the page gives
-        # its first line, the API server's log the whole of it.
-        log.exception("The Cola index of the history store %s cannot be built", store)
-        first = (str(error).strip().splitlines() or [""])[0]
-        reason = f"{type(error).__name__}: {first}" if first else type(error).__name__
-        failure = f"the index of the history store cannot be built: {reason}"
-    else:
-        with _index_lock:
-            _index_pages[store] = (time.monotonic(), page)
-            _index_failures.pop(store, None)
-        return
-    with _index_lock:
-        _index_failures[store] = failure
-
 
 def _recorded_report(dag_id: str, run_id: str, task_id: str, map_index: int) -> Any:
     """What that task instance recorded in its XCom ``cola_report`` (None: nothing)."""
@@ -300,79 +160,6 @@ def _recorded_page(recorded: Any) -> tuple[str, str]:
     if reason is not None:
         raise HTTPException(status_code=404, detail=reason)
     return recorded["path"], recorded["sha256"]
-
-
-def _servable(recorded: str, folder: Path) -> tuple[Path, os.stat_result]:
-    """The recorded page and its ``lstat``, when it is a regular ``.html`` file below ``folder``
-    whose path goes through no symlink: a symlink a task left there could name any file the
-    API server reads.
-
-    Raises:
-        HTTPException: 404, saying which of those it is not.
-    """
-    written = Path(os.path.abspath(recorded))
-    if not written.is_relative_to(folder):
-        raise HTTPException(status_code=404, detail="the recorded Cola report is not below [cola] reports_folder")
-    try:
-        resolved = written.resolve(strict=True)
-    except (OSError, RuntimeError, ValueError) as error:
-        raise HTTPException(status_code=404, detail="the recorded Cola report does not exist") from error
-    if resolved != written:
-        raise HTTPException(status_code=404, detail="the recorded Cola report's path goes through a symlink")
-    checked = resolved.lstat()
-    if not stat.S_ISREG(checked.st_mode):
-        raise HTTPException(status_code=404, detail="the recorded Cola report is not a regular file")
-    return resolved, checked
-
-
-def _opened_path(descriptor: int) -> str | None:
-    """The real path of the file ``descriptor`` is open on, where the system tells it (Linux's
-    ``/proc/self/fd``); None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    link = f"/proc/self/fd/{descriptor}"
-    return os.path.realpath(link) if os.path.islink(link) else None
-
-
-def _read_page(path: Path, checked: os.stat_result, sha256: str) -> bytes:
-    """The page's bytes, when the file opened is the one checked and they hash to ``sha256``.
-
-    ``O_NOFOLLOW`` refuses a symlink put in the page's place since it was checked, but not one
-    put in place of a folder above it: the open file is then compared with the checked path
-    (on Linux, its real path) and with the checked file (device and inode).
-
-    Raises:
-        HTTPException: 404, it is no longer that regular file, it has another hard link (it can
-            then be a file from anywhere on the file system), it is larger than
-            :data:`MAX_REPORT_BYTES`, or its bytes are not the ones the task recorded.
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as error:
-        raise HTTPException(status_code=404, detail="the recorded Cola report cannot be read") from error
-    with os.fdopen(descriptor, "rb") as page:
-        opened = os.fstat(page.fileno())
-        if not stat.S_ISREG(opened.st_mode):
-            raise HTTPException(status_code=404, detail="the recorded Cola report is not a regular file")
-        real = _opened_path(page.fileno())
-        if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino) or real not in (None, str(path)):
-            raise HTTPException(status_code=404, detail="the recorded Cola report was replaced while it was read")
-        if opened.st_nlink > 1:
-            raise HTTPException(
-                status_code=404, detail="the recorded Cola report has more than one hard link, so it is not served"
-            )
-        if opened.st_size > MAX_REPORT_BYTES:
-            raise HTTPException(
-                status_code=404,
-                detail=f"the recorded Cola report is larger than {MAX_REPORT_BYTES:,} bytes, the most served",
-            )
-        # One byte more than the cap: a file grown since fstat is refused, not read on.
-        content = page.read(MAX_REPORT_BYTES + 1)
-    if len(content) > MAX_REPORT_BYTES or hashlib.sha256(content).hexdigest() != sha256:
-        raise HTTPException(
-            status_code=404, detail="the report at that path has changed since this task instance wrote it"
-        )
-    return content
 
 
 def _latest_reports(limit: int, dag_ids: set[str]) -> list[dict[str, Any]]:
@@ -551,8 +338,8 @@ def create_app() -> FastAPI:
             raise HTTPException(status_code=403, detail="Forbidden")
         folder = _reports_folder()
         recorded, sha256 = _recorded_page(_recorded_report(dag_id, run_id, task_id, map_index))
-        path, checked = _servable(recorded, folder)
-        return HTMLResponse(_read_page(path, checked, sha256))
+        path, checked = served.servable(recorded, folder)
+        return HTMLResponse(served.read_page(path, checked, sha256))
 
     @app.get("/", response_class=HTMLResponse)
     def index(user: _Caller) -> HTMLResponse:
@@ -574,10 +361,10 @@ def create_app() -> FastAPI:
                     status_code=503, detail="[cola] index_cache_seconds must be a whole number of seconds"
                 ) from error
             try:
-                return HTMLResponse(_store_index(store, cache_seconds))
-            except _StoreUnreadable as error:
+                return HTMLResponse(store_index(store, cache_seconds))
+            except StoreUnreadable as error:
                 raise HTTPException(status_code=503, detail=str(error)) from error
-            except _IndexBeingBuilt as error:
+            except IndexBeingBuilt as error:
                 raise HTTPException(status_code=503, detail=BEING_BUILT, headers={"Retry-After": "30"}) from error
         from jinja2 import Environment
 

@@ -19,18 +19,12 @@ from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import BaseHook, BranchMixIn
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
-from airflow_provider_cola._lifecycle import ColaTask, TaskLifecycle, job_spec
+from airflow_provider_cola._lifecycle import ColaTask, job_spec
 from airflow_provider_cola._lineage import ColaLineageMixin
-from airflow_provider_cola._outcome import (
-    OnFailure,
-    checked_branch,
-    checked_on_failure,
-    checked_samples,
-    checked_switch,
-)
+from airflow_provider_cola._outcome import OnFailure, checked_switch
 from airflow_provider_cola._rules import RuleBlock, run_job_fields, split_job_fields
 from airflow_provider_cola._spark_target import master_url
-from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
+from airflow_provider_cola.alerts import AlertSeverity, AlertTarget
 from airflow_provider_cola.errors import ColaConfigError
 from airflow_provider_cola.links import ColaReportLink, checked_report_path
 
@@ -86,15 +80,8 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self.rules = rules
-        self.conn_id = conn_id
-        self.on_failure = checked_on_failure(on_failure)
-        self.branch = checked_branch(branch)
-        self.on_quality = checked_on_quality(on_quality)
-        self.on_quality_severity = checked_on_quality_severity(on_quality_severity)
+        self._take_task_arguments(locals())
         self.conf = conf
-        self.samples = checked_samples(samples)
-        self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
         _check_split_arguments(valid_output, invalid_output, annotate, quarantine_key)
         self.valid_output = valid_output
         self.invalid_output = invalid_output
@@ -112,7 +99,6 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         )
         self._block: RuleBlock | None = None
         self._job: JobSpec | None = None
-        self._lifecycle = TaskLifecycle(self)
         super().__init__(
             kwargs_to_upstream={"python_callable": python_callable, "op_args": op_args, "op_kwargs": op_kwargs},
             python_callable=python_callable,

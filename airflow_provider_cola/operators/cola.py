@@ -14,17 +14,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator, BranchMixIn
 
-from airflow_provider_cola._lifecycle import ColaTask, TaskLifecycle, job_spec
+from airflow_provider_cola._lifecycle import ColaTask, job_spec
 from airflow_provider_cola._lineage import ColaLineageMixin
-from airflow_provider_cola._outcome import (
-    OnFailure,
-    checked_branch,
-    checked_on_failure,
-    checked_samples,
-    checked_switch,
-)
+from airflow_provider_cola._outcome import OnFailure, checked_switch
 from airflow_provider_cola._rules import checked_output, checked_source, run_job_fields, split_job_fields
-from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, checked_on_quality, checked_on_quality_severity
+from airflow_provider_cola.alerts import AlertSeverity, AlertTarget
 from airflow_provider_cola.links import ColaReportLink, checked_report_path
 from airflow_provider_cola.operators._runs import ConnectRun, OperatorRun, SparkSubmitRun, connect_url
 from airflow_provider_cola.operators._submit_args import SUBMIT_ARGUMENTS, SUBMIT_TEMPLATE_FIELDS
@@ -172,27 +166,19 @@ class ColaCheckOperator(ColaTask, ColaLineageMixin, BaseOperator, BranchMixIn):
     ) -> None:
         super().__init__(**kwargs)
         # Only stored (and the cheap, static arguments checked): DAG parsing stays fast.
-        self.rules = rules
         self.source = source
-        self.conn_id = conn_id
-        self.on_failure = checked_on_failure(on_failure)
-        self.branch = checked_branch(branch)
-        self.on_quality = checked_on_quality(on_quality)
-        self.on_quality_severity = checked_on_quality_severity(on_quality_severity)
+        self._take_task_arguments(locals())
         self.report = report
         self.pipeline = pipeline
         self.history = history
         self.dataset = dataset
         self.html_report = html_report
         self.results_uri = results_uri
-        self.samples = checked_samples(samples)
-        self.allow_external_access = checked_switch(allow_external_access, "allow_external_access")
         # The spark-submit arguments, as declared once in SUBMIT_ARGUMENTS (the signature above
         # spells them out for Airflow and for users; a test checks that the two agree).
         arguments = locals()
         for argument in SUBMIT_ARGUMENTS:
             setattr(self, argument.name, arguments[argument.name])
-        self._lifecycle = TaskLifecycle(self)
         self._run: OperatorRun | None = None
 
     @property

@@ -1,4 +1,4 @@
-"""The operators over Spark Connect (issue 15): the example DAGs, unchanged, on a real server.
+"""The operators over Spark Connect: the example DAGs, unchanged, on a real server.
 
 The DAGs' ``spark_local`` connection is replaced, for these runs only, by a ``spark_connect``
 connection to a local Spark Connect server; the operators then run the engine in the task's

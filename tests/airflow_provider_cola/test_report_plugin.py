@@ -394,6 +394,7 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
     as a table store (which only Spark reads, in the background) Spark fails on the file, and
     the page names the store and the file. A failure that is none of Cola's own (the JVM gone)
     is logged with its traceback, the page giving its first line."""
+    from airflow_provider_cola import _history_index as history_index
     from airflow_provider_cola import plugin
     from cola_helpers import broken_history_file
 
@@ -406,7 +407,7 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
         503, [f"cannot read the history store {store}", f"cannot read the history part {broken}"]
     )
 
-    spark = plugin._index_spark()
+    spark = history_index.index_spark()
     spark.sql("DROP TABLE IF EXISTS cola_broken_history")
     spark.sql(f"CREATE TABLE cola_broken_history USING parquet LOCATION '{store}'")
     setting = json.dumps({"table": "cola_broken_history"})
@@ -416,7 +417,7 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
         assert (building.status_code, _reason(building), building.headers["retry-after"]) == (
             503, plugin.BEING_BUILT, "30"
         )
-        plugin._index_builds[setting].join(timeout=300)
+        history_index._index_builds[setting].join(timeout=300)
         failed = api.as_user("viewer").get("/cola/")
     finally:
         spark.sql("DROP TABLE IF EXISTS cola_broken_history")
@@ -439,7 +440,7 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
     monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", setting)
     with caplog.at_level(logging.ERROR, logger="airflow_provider_cola.plugin"):
         assert api.as_user("viewer").get("/cola/").status_code == 503
-        plugin._index_builds[setting].join(timeout=60)
+        history_index._index_builds[setting].join(timeout=60)
         crashed = api.as_user("viewer").get("/cola/")
     assert (crashed.status_code, _reason(crashed)) == (
         503, "the index of the history store cannot be built: RuntimeError: the Java gateway process exited"
@@ -455,25 +456,26 @@ def test_the_index_of_a_local_store_starts_no_jvm_and_a_table_store_s_is_built_i
     """The index of a store on a local path is read in the API server without Spark (checked in
     a fresh process, where nothing else could have started a JVM); a table store's is built by
     Spark in a background thread, while the page says so."""
+    from airflow_provider_cola import _history_index as history_index
     from airflow_provider_cola import plugin
     from cola_core import CheckResult
     from cola_core.history import RunInfo, append_history
     from cola_core.pages import render_index
 
     store = tmp_path / "history"
-    spark = plugin._index_spark()  # the session the plugin builds a table store's index in
+    spark = history_index.index_spark()  # the session the plugin builds a table store's index in
     for day, severity in ((1, "pass"), (2, "fail")):
         result = CheckResult("row_count", severity == "pass", "m", int(severity == "fail"), float(day), severity,
                              code="row_count", rule_id="volume")
         append_history(spark, str(store), [result],
                        RunInfo(dataset="orders", run_id=f"run-{day}", data_date=f"2024-01-0{day}"))
-    expected = render_index(plugin.read_local_index(store, "parquet", plugin.INDEX_RUNS))
+    expected = render_index(history_index.read_local_index(store, "parquet", plugin.INDEX_RUNS))
     assert expected.count("<circle") == 2
 
     probe = (
         "import sys\n"
-        "from airflow_provider_cola import plugin\n"
-        "page = plugin._store_index(sys.argv[1], 0)\n"
+        "from airflow_provider_cola import _history_index\n"
+        "page = _history_index.store_index(sys.argv[1], 0)\n"
         "from pyspark import SparkContext\n"
         "from pyspark.sql import SparkSession\n"
         "assert SparkContext._gateway is None and SparkContext._active_spark_context is None\n"
@@ -492,12 +494,12 @@ def test_the_index_of_a_local_store_starts_no_jvm_and_a_table_store_s_is_built_i
     try:
         building = api.as_user("viewer").get("/cola/")
         assert (building.status_code, _reason(building)) == (503, plugin.BEING_BUILT)
-        plugin._index_builds[setting].join(timeout=300)
+        history_index._index_builds[setting].join(timeout=300)
         built = api.as_user("viewer").get("/cola/")
         assert (built.status_code, built.text) == (200, expected)
     finally:
         spark.sql("DROP TABLE IF EXISTS cola_table_history")
-        plugin._index_pages.pop(setting, None)
+        history_index._index_pages.pop(setting, None)
 
 
 def test_missing_or_invalid_query_parameters_are_a_400_page_that_does_not_echo_them(api):
@@ -553,6 +555,7 @@ def test_each_instance_of_a_mapped_task_has_its_own_report(run_dag, tmp_path, mo
 
 
 def test_only_a_regular_html_file_below_the_reports_folder_is_served(run_dag, tmp_path, monkeypatch, api):
+    from airflow_provider_cola import _served_report as served_report
     from airflow_provider_cola import plugin
 
     dag_id, task_id = "cola_test_report_files", "recorded"
@@ -675,7 +678,7 @@ def test_only_a_regular_html_file_below_the_reports_folder_is_served(run_dag, tm
     # The same file (a hard link), reached through another folder: only its real path differs.
     (tmp_path / "linked-elsewhere").mkdir()
     (tmp_path / "linked-elsewhere" / "page.html").hardlink_to(folder / "day" / "page.html")
-    checked = plugin._servable
+    checked = served_report.servable
 
     def raced(target: str, real_path_known: bool) -> tuple[int, str]:
         def swapped(*args):
@@ -685,9 +688,9 @@ def test_only_a_regular_html_file_below_the_reports_folder_is_served(run_dag, tm
             return found
 
         with pytest.MonkeyPatch.context() as race:
-            race.setattr(plugin, "_servable", swapped)
+            race.setattr(served_report, "servable", swapped)
             if not real_path_known:  # as where there is no /proc/self/fd: device and inode only
-                race.setattr(plugin, "_opened_path", lambda descriptor: None)
+                race.setattr(served_report, "opened_path", lambda descriptor: None)
             answer = refusal(str(folder / "day" / "page.html"))
         (folder / "day").unlink()
         (folder / "day-before").rename(folder / "day")
@@ -706,12 +709,12 @@ def test_only_a_regular_html_file_below_the_reports_folder_is_served(run_dag, tm
     # What the first of those compares: the real path of the file opened, folder symlinks and all.
     descriptor = os.open(folder / "day" / "page.html", os.O_RDONLY)
     try:
-        assert plugin._opened_path(descriptor) == str(folder / "day" / "page.html")
+        assert served_report.opened_path(descriptor) == str(folder / "day" / "page.html")
     finally:
         os.close(descriptor)
     descriptor = os.open(folder / "linked" / "elsewhere" / "page.html", os.O_RDONLY)
     try:
-        assert plugin._opened_path(descriptor) == str(tmp_path / "elsewhere" / "page.html")
+        assert served_report.opened_path(descriptor) == str(tmp_path / "elsewhere" / "page.html")
     finally:
         os.close(descriptor)
 
