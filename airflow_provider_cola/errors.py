@@ -4,10 +4,10 @@ Airflow should do next.
 - :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output, a
   local source path that does not exist). Retrying cannot help, so it is an
   ``AirflowFailException`` and fails the task at once.
-- :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (``cola``'s
-  exit status 2, or the error its results file records; in the worker, a ``cola_core``
-  error or a query Spark refused: :func:`refusal_of`). Final too: a retry would submit the
-  same inputs and start another JVM for the same refusal.
+- :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (the error its
+  results file records, or ``cola``'s exit status ``cola_core.exit_status.REFUSED``; in the
+  worker, a ``cola_core`` error or a query Spark refused: :func:`refusal_of`). Final too: a
+  retry would submit the same inputs and start another JVM for the same refusal.
 - :class:`ColaChecksFailed`: the data broke a rule under ``on_failure="fail"``. Also final:
   a retry would read the same data.
 - :class:`ColaJobError`: the Spark job crashed, or left no results (or unreadable ones).
@@ -62,7 +62,7 @@ class ColaChecksFailed(ColaProviderError, AirflowFailException):
 def refusal_of(error: BaseException) -> ColaJobRefused | None:
     """The final error for what the engine, run in this worker, refused; None for a crash.
 
-    What ``cola`` refuses with exit status 2, the tasks that run the engine in the worker
+    What ``cola`` refuses with exit status ``REFUSED``, the tasks that run the engine in the worker
     (``@cola_check``, the operators over Spark Connect) refuse without a retry, with the same
     message: a ``cola_core.ColaError`` (a rule naming a column the data does not have, a
     source that cannot be read, an output that cannot be written), and a query Spark refused

@@ -1,10 +1,12 @@
 """``ColaCheckOperator`` and ``ColaSplitOperator``: the Cola job submitted with ``SparkSubmitHook``.
 
 Both validate the rules and the source in the worker, describe the job as one
-``cola_core.job.JobSpec`` (:meth:`ColaCheckOperator._job_spec`), submit ``cola_core``'s job
-entry point with that job's command line and ``cola_core`` shipped as a ``--py-files`` zip,
-read the results file back, push it to XCom, and then branch on the worst severity or apply
-``on_failure``.
+``cola_core.job.JobSpec`` (:meth:`ColaCheckOperator._job_spec`), run it (``operators/_runs.py``:
+``cola_core``'s job entry point submitted with that job's command line and ``cola_core`` shipped
+as a ``--py-files`` zip, then the results file read back; or, with a ``spark_connect``
+connection, the engine run in this worker), and settle as every Cola task does
+(``_lifecycle.TaskLifecycle.settle``): push the results to XCom, then branch on the worst
+severity or apply ``on_failure``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from airflow_provider_cola.alerts import AlertSeverity, AlertTarget
 from airflow_provider_cola.links import ColaReportLink, checked_report_path
 from airflow_provider_cola.operators._runs import ConnectRun, OperatorRun, SparkSubmitRun, connect_url
 from airflow_provider_cola.operators._submit_args import SUBMIT_ARGUMENTS, SUBMIT_TEMPLATE_FIELDS
+from cola_core import exit_status
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -222,9 +225,9 @@ class ColaCheckOperator(ColaTask, ColaLineageMixin, BaseOperator, BranchMixIn):
             pipeline=self.pipeline or f"{self.dag_id}.{self.task_id}",
             samples=self.samples,
             allow_external_access=self.allow_external_access,
-            # Exit 0 once the results file is written, even when checks failed: the hook
+            # Exit OK once the results file is written, even when checks failed: the hook
             # treats any non-zero exit as a crash, and the decision is made from the file.
-            fail_exit_code=0,
+            fail_exit_code=exit_status.OK,
             **outputs,
         )
 
