@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BEING_BUILT", "INDEX_RUNS", "IndexBeingBuilt", "StoreUnreadable", "index_spark", "store_index"]
 
-log = logging.getLogger(__name__)
+# The plugin's own logger: this module is part of it, and its log is where an operator of the
+# API server looks for the plugin's failures.
+log = logging.getLogger("airflow_provider_cola.plugin")
 
 _spark_lock = threading.Lock()
 # The rendered index per store setting: (when it was rendered, time.monotonic(); the page).
