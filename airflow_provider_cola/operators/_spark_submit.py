@@ -87,6 +87,13 @@ def refused_message(message: str) -> str:
     return f"the Cola job refused its inputs (exit code {exit_status.REFUSED}, so it is not retried): {message}"
 
 
+def _env_vars_reach_only_spark_submit(target: SubmitTarget) -> bool:
+    """Whether ``SparkSubmitHook`` gives ``env_vars`` to spark-submit's process and to nothing
+    else: in client mode, on a master other than YARN (where they also go to the application
+    master) and Kubernetes (where they go to the driver only)."""
+    return target.deploy_mode == "client" and "yarn" not in target.master and "k8s" not in target.master
+
+
 class _SubmitHookInternals(SparkSubmitHook):
     """Every use of ``SparkSubmitHook``'s private members, and nothing else.
 
@@ -183,8 +190,8 @@ class ColaSubmitHook(_SubmitHookInternals):
             # (a local master runs its driver here: client mode).
             settings = survivable_conf(self.target.master, settings, defaults)
         self.environment = launcher_environment(self.target.binary, self.target.master, env_vars, conf)
-        if env_vars and uses_local_python(self.target.master):
-            # The hook starts spark-submit with this process's environment and env_vars,
+        if env_vars and _env_vars_reach_only_spark_submit(self.target):
+            # The hook then starts spark-submit with this process's environment and env_vars,
             # whatever submit() is given: the launcher's variables go with them (the user's win).
             env_vars = {**self.environment, **env_vars}
         super().__init__(
