@@ -60,7 +60,7 @@ REPORT_COLUMNS = (
     "validated_at",
     "rule_id",
 )
-# SPEC section 4's columns, then rule_id (issue 14), last so that older reports keep their order.
+# The report's columns, with rule_id last so that reports written before it keep their order.
 REPORT_SCHEMA = (
     "pipeline string, rule_type string, check_name string, code string, dimension string, severity string, "
     "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp, "
@@ -131,10 +131,11 @@ def _within_budget(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     and an XCom must never grow with the data.
 
     Each message is already at most ``MESSAGE_CHARS`` and each sampled text at most
-    ``SAMPLE_TEXT_CHARS``. Past the budget, the samples go first (each result with samples
-    says how many were left out); then every text of every result is cut to
-    :data:`CUT_TEXT_CHARS`, and a custom check's thresholds beyond the first
-    :data:`CUT_THRESHOLDS` are left out. With at most ``rules.MAX_RESULTS`` results, that fits.
+    ``SAMPLE_TEXT_CHARS``, and each result's details at most ``DETAILS_CHARS``. Past the
+    budget, the samples go first (each result with samples says how many were left out); then
+    every text of every result is cut to :data:`CUT_TEXT_CHARS`, a custom check's thresholds
+    beyond the first :data:`CUT_THRESHOLDS` are left out, and so are the details (the message
+    says what they say, for a person). With at most ``rules.MAX_RESULTS`` results, that fits.
     """
     if _json_bytes(results) <= RESULTS_BYTES:
         return results
@@ -162,7 +163,9 @@ def _without_samples(result: dict[str, Any]) -> dict[str, Any]:
 
 def _texts_cut(result: dict[str, Any]) -> dict[str, Any]:
     cut: dict[str, Any] = {
-        key: cut_text(value, CUT_TEXT_CHARS) if isinstance(value, str) else value for key, value in result.items()
+        key: cut_text(value, CUT_TEXT_CHARS) if isinstance(value, str) else value
+        for key, value in result.items()
+        if key != "details"
     }
     thresholds = result.get("thresholds")
     if isinstance(thresholds, dict):

@@ -222,6 +222,25 @@ def test_the_results_of_any_block_stay_within_their_budget():
     assert few["results"][0]["message"] == "m" * MESSAGE_CHARS
 
 
+def test_details_are_kept_within_the_budget_and_left_out_past_it():
+    from cola_core.report import RESULTS_BYTES
+    from cola_core.result import DETAILS_CHARS, MESSAGE_CHARS
+    from cola_core.rules import MAX_RESULTS
+
+    columns = {f"c{n:03}": n for n in range(700)}
+    assert DETAILS_CHARS - 1_000 < len(json.dumps({"columns": columns})) <= DETAILS_CHARS
+    results = [
+        CheckResult("not_null", False, "m" * MESSAGE_CHARS, 3, code=f"not_null(c{n})", rule_id=f"r{n}",
+                    details={"columns": columns})
+        for n in range(MAX_RESULTS)
+    ]
+    summary = summarise(results)
+    assert len(json.dumps(summary).encode()) <= RESULTS_BYTES
+    assert all("details" not in result for result in summary["results"])
+    assert summary["results"][0]["failed_count"] == 3
+    assert summarise(results[:10])["results"][0]["details"] == {"columns": columns}
+
+
 def test_samples_left_out_for_the_budget_are_counted_in_the_message():
     from cola_core.report import RESULTS_BYTES
 
