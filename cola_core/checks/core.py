@@ -242,7 +242,7 @@ class RangeCheck(_LabelledCheck):
 
 class RegexCheck(_LabelledCheck):
     """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail, unless
-    ``null_is_valid`` (seed 004's regex_check, which leaves NULLs out)."""
+    ``null_is_valid`` (which leaves NULLs out)."""
 
     capabilities = frozenset({Capability.ROW})
     params_spec = {

@@ -1,5 +1,5 @@
 """``reference_match``: each row held against the reference's row with the same key, column by
-column (seed 004's reference_match, tolerance_match and cross_system_match, as one rule).
+column: a match against a reference, within a tolerance, across two systems, as one rule.
 
 ``prepare`` left-joins the data with the reference grouped by its key: one row per reference
 key, with the number of reference rows that carry it and, when that number is one, the values
