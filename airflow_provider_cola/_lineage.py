@@ -22,7 +22,6 @@ are plain functions of the summary, so they can be tested without Airflow's list
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -283,30 +282,21 @@ def _null_counts(result: Mapping[str, Any], check: NotNullCheck) -> dict[str, in
     """The NULLs per column a ``not_null`` rule counted, or None when they cannot be told apart.
 
     ``failed_count`` is their total. With one column, or none found, that says it all; with
-    several, the per-column counts are those the engine's message lists (``not_null(a,b): 2
-    NULL values (a: 1, b: 1)``, columns without NULLs left out), kept only when they add up.
+    several, the result's ``details["columns"]`` holds them (left out only when over their
+    bound), kept only when they name the rule's columns and add up.
     """
-    columns = [str(column) for column in check.params["columns"]]
+    columns = list(dict.fromkeys(str(column) for column in check.params["columns"]))
     failed = int(result["failed_count"])
     if failed == 0:
         return dict.fromkeys(columns, 0)
     if len(columns) == 1:
         return {columns[0]: failed}
-    prefix = f"{check.render_code()}: {failed} NULL value{'' if failed == 1 else 's'} ("
-    rest = str(result["message"])
-    if not rest.startswith(prefix):
+    details = result.get("details")
+    counted = details.get("columns") if isinstance(details, Mapping) else None
+    if not isinstance(counted, Mapping) or sorted(counted) != sorted(columns):
         return None
-    rest = rest[len(prefix):]
-    counts = dict.fromkeys(columns, 0)
-    for column in columns:
-        found = re.match(re.escape(column) + r": (\d+)(, |\))", rest)
-        if found is None:
-            continue
-        counts[column] = int(found.group(1))
-        rest = rest[found.end():]
-        if found.group(2) == ")":
-            break
-    else:
+    counts = {column: counted[column] for column in columns}
+    if not all(isinstance(count, int) and not isinstance(count, bool) for count in counts.values()):
         return None
     return counts if sum(counts.values()) == failed else None
 

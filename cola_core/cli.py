@@ -28,7 +28,7 @@ from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
 from cola_core.job import JobSpec, job_parser
 from cola_core.pages import checked_page_path, write_page
-from cola_core.report import refusal_results, render_table, results_text
+from cola_core.report import refusal_results, render_table, write_results_file
 from cola_core.runner import JobOutcome, LoadedJob, load_job, report_page, run_job
 from cola_core.session import connect_mode, master_configured, spark_session, stop_session
 from cola_core.specs import without_file_scheme
@@ -247,7 +247,7 @@ def _remove_stale(path: Path, what: str) -> None:
 
 def _write_results(path: Path, summary: dict[str, Any]) -> None:
     # Atomic, as the page: a reader sees the previous file or the complete new one, never half.
-    write_page(path, results_text(summary), what="the results file")
+    write_results_file(path, summary)
 
 
 def _colour_wanted() -> bool:

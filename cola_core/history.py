@@ -625,7 +625,7 @@ def _rewrite(spark: SparkSession, spec: OutputSpec, rows: DataFrame) -> None:
             fs.delete(staging)
 
 
-# -- monitoring: seed 004's summaries over the store ---------------------------------------------
+# -- monitoring: summaries over the store ------------------------------------------------------
 
 
 def _counted(history: DataFrame) -> DataFrame:

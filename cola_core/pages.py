@@ -7,7 +7,8 @@ the data or the rules (names, codes, messages, samples, datasets) is escaped as 
 
 - :func:`render_html` is one run's report: the run, its verdict, and every result;
 - :func:`render_index` is the index of a history store: one row per dataset and rule;
-- :func:`checked_page_path` and :func:`write_page` are how the command line writes them.
+- :func:`checked_page_path` and :func:`write_page` are how the command line writes them;
+  :func:`replace_file` is how any text file is written so that no reader sees half of it.
 
 The trends and index rows come from the history store: ``cola_core.history.history_trends``
 and ``cola_core.history.index_rows``.
@@ -47,6 +48,7 @@ __all__ = [
     "checked_page_path",
     "render_html",
     "render_index",
+    "replace_file",
     "sparkline",
     "write_page",
 ]
@@ -297,17 +299,28 @@ def checked_page_path(text: str, flag: str = "--html") -> Path:
     return path
 
 
-def write_page(path: Path, page: str, what: str = "the page") -> None:
-    """Write ``page`` (any text: ``cola`` writes its results file with it too) atomically: a
-    reader sees the previous file or the complete new one. ``what`` names it in the errors.
+def write_page(path: Path, page: str) -> None:
+    """Write the HTML ``page`` (:func:`render_html`, :func:`render_index`) atomically: a reader
+    sees the previous page or the complete new one.
 
     Raises:
         ColaOutputError: the file cannot be written, or ``page`` has no UTF-8 form.
     """
-    # Encoded before any file exists: a page with no UTF-8 form (a lone surrogate) is refused
+    replace_file(path, page, "the page")
+
+
+def replace_file(path: Path, text: str, what: str) -> None:
+    """Replace the file at ``path`` with ``text`` atomically: a reader sees the previous file
+    or the complete new one, and no partial file stays behind. ``what`` names the file in the
+    errors (``the page``, ``the results file``).
+
+    Raises:
+        ColaOutputError: the file cannot be written, or ``text`` has no UTF-8 form.
+    """
+    # Encoded before any file exists: a text with no UTF-8 form (a lone surrogate) is refused
     # rather than written altered. render_html's pages always have one (it shows U+FFFD).
     try:
-        data = page.encode("utf-8")
+        data = text.encode("utf-8")
     except UnicodeEncodeError as error:
         raise ColaOutputError(f"cannot write {what} {str(path)!r}: {error}") from error
     partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")

@@ -492,6 +492,7 @@ def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
 
 
 def _unmeasured(check: BaseCheck, problem: str) -> CheckResult:
-    return CheckResult(
-        check.rule_type, False, f"{check.render_code()}: Spark could not evaluate the rule on this data: {problem}"
-    )
+    """The failed result of a rule Spark failed on while measuring it: flagged as such
+    (``evaluation_failed``), so that no reader has to find it in the message."""
+    message = f"{check.render_code()}: Spark could not evaluate the rule on this data: {problem}"
+    return CheckResult(check.rule_type, False, message, evaluation_failed=True)

@@ -2,11 +2,12 @@
 
 - :func:`summarise` builds the dict that the CLI writes as its results file and that the
   Airflow operators and decorator push to XCom;
-- :func:`report_dataframe` / :func:`write_report` build and write the persisted report, one
-  row per result (SPEC section 4);
+- :func:`report_dataframe` / :func:`write_report_table` build and write the persisted report
+  table, one row per result;
 - :func:`render_table` is the readable table the ``cola`` command prints;
 - :func:`results_text` and :func:`refusal_results` are what the job writes as its results
-  file: the summary of a run, or the error of a run it refused (exit status 2).
+  file (with :func:`write_results_file`): the summary of a run, or the error of a run it
+  refused (exit status 2).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import datetime as dt
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cola_core._format import cut_text, format_number
 from cola_core._values import plain_number
 from cola_core.errors import ColaError
-from cola_core.pages import render_html, render_index  # the issue's names: reports of every kind live here
+from cola_core.pages import render_html, render_index, replace_file
 from cola_core.result import SEVERITIES, CheckResult, Severity, worst_severity
 from cola_core.specs import OutputSpec
 from cola_core.storage import write_output
@@ -28,6 +30,7 @@ from cola_core.storage import write_output
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# render_html and render_index are given here too: reports of every kind are found here.
 __all__ = [
     "CUT_TEXT_CHARS",
     "CUT_THRESHOLDS",
@@ -43,7 +46,8 @@ __all__ = [
     "report_rows",
     "results_text",
     "summarise",
-    "write_report",
+    "write_report_table",
+    "write_results_file",
 ]
 
 REPORT_COLUMNS = (
@@ -60,7 +64,7 @@ REPORT_COLUMNS = (
     "validated_at",
     "rule_id",
 )
-# SPEC section 4's columns, then rule_id (issue 14), last so that older reports keep their order.
+# The report's columns, with rule_id last so that reports written before it keep their order.
 REPORT_SCHEMA = (
     "pipeline string, rule_type string, check_name string, code string, dimension string, severity string, "
     "passed boolean, failed_count bigint, metric_value double, message string, validated_at timestamp, "
@@ -131,10 +135,11 @@ def _within_budget(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     and an XCom must never grow with the data.
 
     Each message is already at most ``MESSAGE_CHARS`` and each sampled text at most
-    ``SAMPLE_TEXT_CHARS``. Past the budget, the samples go first (each result with samples
-    says how many were left out); then every text of every result is cut to
-    :data:`CUT_TEXT_CHARS`, and a custom check's thresholds beyond the first
-    :data:`CUT_THRESHOLDS` are left out. With at most ``rules.MAX_RESULTS`` results, that fits.
+    ``SAMPLE_TEXT_CHARS``, and each result's details at most ``DETAILS_CHARS``. Past the
+    budget, the samples go first (each result with samples says how many were left out); then
+    every text of every result is cut to :data:`CUT_TEXT_CHARS`, a custom check's thresholds
+    beyond the first :data:`CUT_THRESHOLDS` are left out, and so are the details (the message
+    says what they say, for a person). With at most ``rules.MAX_RESULTS`` results, that fits.
     """
     if _json_bytes(results) <= RESULTS_BYTES:
         return results
@@ -162,7 +167,9 @@ def _without_samples(result: dict[str, Any]) -> dict[str, Any]:
 
 def _texts_cut(result: dict[str, Any]) -> dict[str, Any]:
     cut: dict[str, Any] = {
-        key: cut_text(value, CUT_TEXT_CHARS) if isinstance(value, str) else value for key, value in result.items()
+        key: cut_text(value, CUT_TEXT_CHARS) if isinstance(value, str) else value
+        for key, value in result.items()
+        if key != "details"
     }
     thresholds = result.get("thresholds")
     if isinstance(thresholds, dict):
@@ -192,6 +199,17 @@ def results_text(summary: Mapping[str, Any]) -> str:
         return json.dumps(summary, indent=2, allow_nan=False) + "\n"
     except (TypeError, ValueError) as error:
         raise ColaError(f"the results cannot be written as JSON: {error}") from error
+
+
+def write_results_file(path: Path, summary: Mapping[str, Any]) -> None:
+    """Write ``summary`` (:func:`summarise`, or :func:`refusal_results`) as the results file at
+    ``path``, atomically: a reader sees the previous file or the complete new one, never half.
+
+    Raises:
+        ColaError: the summary holds a value JSON cannot carry (see :func:`results_text`).
+        ColaOutputError: the file cannot be written.
+    """
+    replace_file(path, results_text(summary), "the results file")
 
 
 def refusal_results(message: str, exit_code: int = 2) -> dict[str, Any]:
@@ -250,7 +268,7 @@ def report_dataframe(
     return spark.createDataFrame(report_rows(results, pipeline=pipeline, validated_at=validated_at), REPORT_SCHEMA)
 
 
-def write_report(
+def write_report_table(
     spark: SparkSession,
     results: Sequence[CheckResult],
     output: Mapping[str, Any] | str | OutputSpec,
@@ -258,7 +276,7 @@ def write_report(
     pipeline: str | None = None,
     validated_at: dt.datetime | None = None,
 ) -> None:
-    """Write the report to an output config, whatever the results are (failed ones included).
+    """Write the report table to an output config, whatever the results are (failed ones included).
 
     Raises:
         ColaOutputError: as ``cola_core.storage.write_output``.

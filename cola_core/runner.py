@@ -21,7 +21,7 @@ from cola_core.history import RunInfo, default_dataset, history_trends
 from cola_core.job import JobSpec
 from cola_core.pages import render_html
 from cola_core.registry import load_checks
-from cola_core.report import summarise, write_report
+from cola_core.report import summarise, write_report_table
 from cola_core.result import CheckResult
 from cola_core.rules_file import read_rules_file
 from cola_core.storage import ensure_writable, read_source
@@ -151,7 +151,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
         else:
             results = cola.run(df, checks, samples=spec.samples, history=spec.history, run_info=run_info)
         if spec.report is not None:
-            write_report(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
+            write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     return JobOutcome(
         results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"),
         rejections=rejections, validated_at=validated_at,

@@ -173,7 +173,7 @@ def attach_samples(
 ) -> list[CheckResult]:
     """Put up to ``samples`` offending rows on each failed (or warned) row-level result.
 
-    A rule Spark could not evaluate on the data fails the samples job too; then each rule's
+    A rule whose values Spark fails on fails the samples job too; then each rule's
     samples are collected alone, and that rule gets none (its message already says why).
     """
     # results are run_block's for these checks, one per check in order: the lengths are equal.

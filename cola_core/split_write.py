@@ -187,7 +187,7 @@ def split_write(
         _publish(spark, fs, destinations)
     except _RowRulesFailed as failure:
         results = measure_block(df, checks, prepared, plan)
-        unmeasured = [r.message for r in results if not r.passed and "could not evaluate" in r.message]
+        unmeasured = [r.message for r in results if r.evaluation_failed]
         problem = "; ".join(unmeasured) if unmeasured else failure.reason
         raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
     finally:

@@ -23,15 +23,10 @@ from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
 from cola_core._format import plural
 from cola_core.report import REFUSAL_KEY, summarise
-from cola_core.result import SEVERITIES
+from cola_core.result import DETAILS_CHARS, SEVERITIES
 from cola_core.specs import without_file_scheme
 
-__all__ = ["ResultsFile", "local_path"]
-
-
-def local_path(location: str) -> str:
-    """``location`` without its ``file:`` scheme (other schemes are kept)."""
-    return without_file_scheme(location)
+__all__ = ["ResultsFile"]
 
 
 class ResultsFile:
@@ -48,7 +43,7 @@ class ResultsFile:
     """
 
     def __init__(self, workdir: str | Path, results_uri: str | None = None) -> None:
-        if results_uri and "://" in local_path(results_uri):
+        if results_uri and "://" in without_file_scheme(results_uri):
             raise ColaConfigError(
                 f"results_uri must be a folder on storage that this worker and the Spark driver both "
                 f"mount (a path or a file: URI), got {results_uri!r}"
@@ -59,7 +54,7 @@ class ResultsFile:
             self.target = str(Path(workdir) / "results.json")
 
     def _path(self) -> Path:
-        return Path(local_path(self.target))
+        return Path(without_file_scheme(self.target))
 
     def read(self, *, split: bool, checks: Sequence[Any], log_tail: Callable[[], str]) -> dict[str, Any]:
         """The results summary, checked to be exactly what ``summarise`` would produce.
@@ -198,7 +193,13 @@ def _checked_result(item: Any, index: int) -> CheckResult:
         isinstance(name, str) and isinstance(text, str) for name, text in item["thresholds"].items()
     ):
         raise ValueError(f"{where}.thresholds must be an object of strings")
-    return CheckResult.from_dict(item)
+    if item.get("evaluation_failed") is False:
+        raise ValueError(f"{where}.evaluation_failed is only written when true")
+    result = CheckResult.from_dict(item)
+    if "details" in item and result.details != item["details"]:
+        # CheckResult leaves out details over their bound; the engine never writes such.
+        raise ValueError(f"{where}.details are over their bound of {DETAILS_CHARS:,} characters")
+    return result
 
 
 def _matches_rule(item: dict[str, Any], check: Any, index: int) -> None:
@@ -256,10 +257,14 @@ _RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "rows_checked": ((int,), "a whole number"),
     "baseline": ((int, float), "a number"),
     "thresholds": ((dict,), "an object"),
+    "details": ((dict,), "an object"),
+    "evaluation_failed": ((bool,), "a boolean"),
 }
 # The engine always writes a rule_id; rows_checked only for a rule measured in the scan,
-# thresholds only for a rule that has some.
-_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline", "thresholds")
+# thresholds only for a rule that has some, details only for a rule that measured some,
+# evaluation_failed only when true.
+_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline", "thresholds", "details",
+                         "evaluation_failed")
 
 
 def _short(error: BaseException) -> str:

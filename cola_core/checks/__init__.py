@@ -1,4 +1,8 @@
-"""The built-in checks, and the base class for custom ones."""
+"""The built-in checks, and the base class for custom ones.
+
+A custom check needs ``BaseCheck`` and the ``CheckResult`` it returns, both importable from
+here (``from cola_core.checks import BaseCheck, CheckResult``) as from ``cola_core``.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from cola_core.checks.reference import ForeignKeyCheck, ReconcileCheck
 from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
+from cola_core.result import CheckResult
 
 __all__ = [
     "BUILTIN_CHECKS",
@@ -24,6 +29,7 @@ __all__ = [
     "BaseCheck",
     "Capability",
     "CastableCheck",
+    "CheckResult",
     "ColumnStatCheck",
     "DistinctMetricCheck",
     "ExpressionCheck",

@@ -71,10 +71,14 @@ class NotNullCheck(_LabelledCheck):
         # One count per column, in order (aggregations above).
         per_column = {c: int(v) for c, v in zip(self.params["columns"], values, strict=True)}
         failed = sum(per_column.values())
+        # Over several columns, the total does not say which column holds the NULLs: the
+        # counts per column are carried as data (lineage reports them per column).
+        details = {"columns": per_column} if len(per_column) > 1 else None
         if not failed:
-            return CheckResult(self.rule_type, True, f"{self.label}: no NULL values")
+            return CheckResult(self.rule_type, True, f"{self.label}: no NULL values", details=details)
         detail = ", ".join(f"{c}: {n}" for c, n in per_column.items() if n)
-        return CheckResult(self.rule_type, False, f"{self.label}: {plural(failed, 'NULL value')} ({detail})", failed)
+        message = f"{self.label}: {plural(failed, 'NULL value')} ({detail})"
+        return CheckResult(self.rule_type, False, message, failed, details=details)
 
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
         from pyspark.sql import functions as F
@@ -238,7 +242,7 @@ class RangeCheck(_LabelledCheck):
 
 class RegexCheck(_LabelledCheck):
     """The string column matches ``pattern`` somewhere (``rlike``). NULLs fail, unless
-    ``null_is_valid`` (seed 004's regex_check, which leaves NULLs out)."""
+    ``null_is_valid`` (which leaves NULLs out)."""
 
     capabilities = frozenset({Capability.ROW})
     params_spec = {

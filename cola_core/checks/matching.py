@@ -1,5 +1,5 @@
 """``reference_match``: each row held against the reference's row with the same key, column by
-column (seed 004's reference_match, tolerance_match and cross_system_match, as one rule).
+column: a match against a reference, within a tolerance, across two systems, as one rule.
 
 ``prepare`` left-joins the data with the reference grouped by its key: one row per reference
 key, with the number of reference rows that carry it and, when that number is one, the values
@@ -421,14 +421,17 @@ class ReferenceMatchCheck(_ReferenceCheck):
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         offending, compared, missing, duplicated, *differing = (int(value) for value in values)
+        # The rows counted per part, as the message lists them, as data too.
+        columns = dict(zip(self.compared, differing, strict=True))
+        details = {"columns": columns, "missing": missing, "duplicate_key": duplicated}
         label = self.render_code()
         ignored = (
             f"; {plural(missing, 'row')} not in the reference, ignored" if missing and not self.fails_missing else ""
         )
         if not offending:
             message = f"{label}: every row found in the reference matches it ({compared} compared){ignored}"
-            return CheckResult(self.rule_type, True, message, 0, 0)
-        counts = [(column, count) for column, count in zip(self.compared, differing, strict=True)]
+            return CheckResult(self.rule_type, True, message, 0, 0, details=details)
+        counts = list(columns.items())
         if self.fails_missing:
             counts.append(("missing", missing))
         counts.append(("duplicate_key", duplicated))
@@ -444,4 +447,4 @@ class ReferenceMatchCheck(_ReferenceCheck):
             f"{label}: {plural(offending, 'row')} {verb} not match the reference ({detail}; "
             f"{compared} compared){ambiguous}{ignored}"
         )
-        return CheckResult(self.rule_type, False, message, offending, offending)
+        return CheckResult(self.rule_type, False, message, offending, offending, details=details)

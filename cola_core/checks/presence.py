@@ -1,5 +1,5 @@
 """``values_present``: every listed value occurs in a column, such as the expected date
-partitions of a load (seed 004's missing_partition)."""
+partitions of a load (a missing partition)."""
 
 from __future__ import annotations
 

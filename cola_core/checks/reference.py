@@ -1,10 +1,10 @@
 """Rules that hold the data against another source, the reference.
 
 - ``foreign_key`` (row-level): every present key of the data occurs in the reference
-  (seed 004's referential_integrity). The lookup is a left join with the reference's
+  (referential integrity). The lookup is a left join with the reference's
   distinct keys, added by ``prepare``, so it joins the block's single scan and the split.
 - ``reconcile`` (aggregate): an aggregate of the data (``count``, ``sum``, ``min``, ``max``,
-  ``avg``) is close enough to the same aggregate of the reference (seed 004's reconciliation).
+  ``avg``) is close enough to the same aggregate of the reference.
 
 The reference is an input spec, the same as the CLI's source (``{"path": ..., "format": ...}``,
 ``{"table": ...}`` or ``{"query": ...}``). It is validated in pure Python when the rule is

@@ -87,7 +87,7 @@ def _spark_type(name: str) -> str:
 
 
 class CastableCheck(CountedRowCheck):
-    """Present values of ``column`` convert to the Spark type ``to`` (seed 004's type_check)."""
+    """Present values of ``column`` convert to the Spark type ``to``."""
 
     params_spec = {"column": Param(STRING, required=True), "to": Param(STRING, required=True)}
 

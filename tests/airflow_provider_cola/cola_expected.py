@@ -38,6 +38,7 @@ def result(
     metric_value: float | None = None,
     check_name: str | None = None,
     thresholds: dict[str, str] | None = None,
+    details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "rule_type": rule_type,
@@ -49,6 +50,7 @@ def result(
         "check_name": check_name,
         "code": code,
         **({} if thresholds is None else {"thresholds": thresholds}),
+        **({} if details is None else {"details": details}),
     }
 
 

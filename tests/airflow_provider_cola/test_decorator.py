@@ -27,7 +27,7 @@ def test_example_passes_and_publishes(run_dag):
     assert outcome.states == {"check_orders": "success", "publish": "success"}
     assert outcome.xcom["check_orders"] == summary(
         result("not_null", "pass", "not_null(order_id,email): no NULL values", "not_null(order_id,email)",
-               check_name="keys present"),
+               check_name="keys present", details={"columns": {"order_id": 0, "email": 0}}),
         result("unique", "pass", "unique(order_id): all 6 rows are unique", "unique(order_id)"),
         result("avg", "pass", "avg(amount) = 243.7483 meets must_be (between 10 and 500)", "avg(amount)",
                metric_value=243.74833333333333, thresholds={"must_be": "between 10 and 500"}),
@@ -44,7 +44,7 @@ def test_example_fails_on_bad_data_after_pushing_xcom(run_dag):
     # Pushed before the task failed, so a person (or a callback) can see what broke.
     assert outcome.xcom["check_orders"] == summary(
         result("not_null", "fail", "not_null(order_id,email): 1 NULL value (order_id: 1)", "not_null(order_id,email)",
-               failed_count=1, check_name="keys present"),
+               failed_count=1, check_name="keys present", details={"columns": {"order_id": 1, "email": 0}}),
         result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
                failed_count=1),
         result("avg", "pass", "avg(amount) = 70.0833 meets must_be (between 10 and 500)", "avg(amount)",

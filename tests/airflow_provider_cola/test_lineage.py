@@ -286,6 +286,26 @@ def test_metrics_per_column_of_several_columns_and_what_is_not_measured(session)
     }}
 
 
+def test_the_nulls_per_column_are_read_from_the_details_never_from_the_message():
+    from airflow_provider_cola._lineage import metrics_facet
+    from cola_core.checks import NotNullCheck
+
+    check = NotNullCheck({"columns": ["a", "b"]}, rule_type="not_null")
+    base = {"rule_type": "not_null", "passed": False, "failed_count": 3, "metric_value": None, "severity": "fail",
+            "code": "not_null(a,b)", "rows_checked": 4}
+    # The counts as data, whatever the message says (a custom wording, a cut message).
+    told = {**base, "message": "3 NULLs", "details": {"columns": {"a": 2, "b": 1}}}
+    facet = as_json(metrics_facet({"results": [told]}, [check]))
+    assert facet["columnMetrics"] == {"a": {"nullCount": 2}, "b": {"nullCount": 1}}
+    # The counts only in the message: not read, so not claimed.
+    untold = {**base, "message": "not_null(a,b): 3 NULL values (a: 2, b: 1)"}
+    # Counts that do not add up to failed_count, or name other columns: not claimed either.
+    wrong = {**base, "message": "m", "details": {"columns": {"a": 1, "b": 1}}}
+    other = {**base, "message": "m", "details": {"columns": {"a": 2, "c": 1}}}
+    for result in (untold, wrong, other):
+        assert as_json(metrics_facet({"results": [result]}, [check]))["columnMetrics"] == {}
+
+
 def test_a_summary_without_its_rules_gives_what_the_results_say(day3):
     from airflow_provider_cola._lineage import assertions_facet, metrics_facet
 

@@ -56,6 +56,17 @@ def test_results_file_is_read_then_removed(tmp_path):
     assert not Path(results.target).exists()
 
 
+def test_details_and_evaluation_failed_are_read_back(tmp_path):
+    # The engine writes them (a not_null over several columns, a rule Spark failed on): they
+    # are part of the summary the provider reads, as they are of the XCom.
+    content = with_first(details={"columns": {"order_id": 0, "email": 0}}, evaluation_failed=True)
+    results = written(tmp_path, content)
+    read = results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    assert read == json.loads(content)
+    assert read["results"][0]["details"] == {"columns": {"order_id": 0, "email": 0}}
+    assert read["results"][0]["evaluation_failed"] is True
+
+
 def test_results_uri_gets_a_unique_file_per_run(tmp_path):
     first, second = ResultsFile(tmp_path, f"file://{tmp_path}/shared/"), ResultsFile(tmp_path, str(tmp_path))
     assert first.target.startswith(f"file://{tmp_path}/shared/cola-results-") and first.target.endswith(".json")
@@ -98,6 +109,12 @@ CORRUPT = [
     (with_first(samples=[1]), "results[0].samples must be a list of objects"),
     (with_first(thresholds=["> 0"]), "results[0].thresholds must be an object, got a list"),
     (with_first(thresholds={"must_be": 5}), "results[0].thresholds must be an object of strings"),
+    (with_first(details=[1]), "results[0].details must be an object, got a list"),
+    (with_first(details={"columns": {"a": float("inf")}}), "Infinity is not a JSON number"),
+    (with_first(details={"columns": {f"c{n:04}": n for n in range(1_000)}}),
+     "results[0].details are over their bound of 10,000 characters"),
+    (with_first(evaluation_failed="yes"), "results[0].evaluation_failed must be a boolean, got a string"),
+    (with_first(evaluation_failed=False), "results[0].evaluation_failed is only written when true"),
     (json.dumps({**ORDERS_PASS_SUMMARY, "passed": False}), "its passed do not match its results"),
     (json.dumps({**ORDERS_PASS_SUMMARY, "counts": {"pass": 6, "warn": -1, "fail": 0}}),
      "its counts do not match its results"),

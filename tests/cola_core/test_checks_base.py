@@ -1,15 +1,16 @@
-"""``BaseCheck`` (``checks/base.py``): how a check applies the rule's options (``where``,
-``severity``, ``tolerance``, ``dimension``), what each check states it can do, and that a
-check is built once and never changes."""
+"""``BaseCheck`` (``checks/base.py``): what an author writes. How a check scopes itself to the
+rule's ``where``, and what each check states it can do (or has derived from its methods).
+
+What the engine does with a check (judging, bindings, freezing) is tested with
+``checks/machinery.py`` in ``test_checks_machinery.py``."""
 
 from __future__ import annotations
 
 import pytest
 
-from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaError, ColaRuleError, RuleOptions
+from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaRuleError
 from cola_core.checks import BUILTIN_CHECKS
-from cola_core.specs import SourceSpec
-from cola_helpers import codes_of, fk, run_all
+from cola_helpers import codes_of, run_all
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
@@ -81,49 +82,6 @@ def test_a_condition_spark_cannot_evaluate_is_a_rule_error_before_any_job(order_
         "rules[1] (not_null): Spark cannot evaluate \"statuz = 'live'\" on this DataFrame: [UNRESOLVED_COLUMN"
     )
 
-
-
-# -- severity, tolerance, dimension: finish() -------------------------------------------------
-
-
-@pytest.mark.spark
-def test_a_warn_rule_that_fails_is_a_warn_and_keeps_its_count(order_lines):
-    (result,) = run_all(order_lines, {"type": "range", "column": "amount", "min": 0, "severity": "warn", "name": "amounts"})
-    assert result == CheckResult(
-        "range", True, "range(amount,0,): 1 value out of range (>= 0)", 1, None, "warn", "amounts", code="range(amount,0,)"
-    )
-    assert str(result) == "[WARN] amounts: range(amount,0,): 1 value out of range (>= 0)"
-    (metric,) = run_all(order_lines, {"type": "missing_count", "column": "email", "must_be": "= 0", "severity": "warn"})
-    assert (metric.severity, metric.passed, metric.metric_value) == ("warn", True, 2)
-
-
-@pytest.mark.spark
-def test_tolerance_passes_a_row_rule_under_its_share_and_still_quarantines(order_lines):
-    within, beyond = run_all(
-        order_lines,
-        {"type": "not_null", "columns": ["email"], "tolerance": "< 50%"},
-        {"type": "not_null", "columns": ["email"], "tolerance": "< 10%"},
-    )
-    assert (within.severity, within.failed_count, within.message) == (
-        "pass", 2, "not_null(email): 2 NULL values (email: 2); 40% of rows, within tolerance (< 50%)"
-    )
-    assert (beyond.severity, beyond.message) == (
-        "fail", "not_null(email): 2 NULL values (email: 2); 40% of rows, beyond tolerance (< 10%)"
-    )
-    _, invalid = Cola().split(order_lines, [{"type": "not_null", "columns": ["email"], "tolerance": "< 50%"}])
-    assert invalid.count() == 2
-
-
-@pytest.mark.spark
-def test_tolerance_is_a_share_of_the_rows_in_scope(order_lines):
-    (result,) = run_all(order_lines, {"type": "not_null", "columns": ["email"], "tolerance": "<= 50%", "where": "id < 3"})
-    assert result.message == "not_null(email): 2 NULL values (email: 2); 50% of rows, within tolerance (<= 50%)"
-
-
-@pytest.mark.spark
-def test_dimension_is_carried_into_the_result(order_lines):
-    (result,) = run_all(order_lines, {"type": "not_null", "columns": ["id"], "dimension": "Completeness"})
-    assert (result.dimension, result.to_dict()["dimension"]) == ("Completeness", "Completeness")
 
 
 # -- capabilities: stated by every built-in, derived for a custom check that states none -------
@@ -225,64 +183,14 @@ def test_a_subclass_of_a_derived_check_derives_again():
     assert set(WithRun.capabilities) == {ROW, SELF_RUNNING}
 
 
-# -- a check is built once and never changes ----------------------------------------------------
+def test_the_authors_base_defines_what_an_author_writes_and_inherits_the_machinery():
+    from cola_core.checks.machinery import CheckMachinery
 
-
-def test_a_parsed_check_cannot_be_changed():
-    (check,) = Cola().parse([{"type": "not_null", "columns": ["id"], "severity": "warn"}])
-    for name, value in (("code", "OTHER"), ("params", {}), ("options", RuleOptions()), ("anything", 1)):
-        with pytest.raises(AttributeError) as raised:
-            setattr(check, name, value)
-        assert str(raised.value) == (
-            f"a check is built once and never changes; cannot set {name!r} on <NotNullCheck not_null(id)>"
-        )
-    assert (check.code, check.severity_level, dict(check.params)) == ("not_null(id)", "warn", {"columns": ["id"]})
-
-
-def test_a_checks_params_are_read_only():
-    (check,) = Cola().parse([{"type": "range", "column": "amount", "min": 0}])
-    with pytest.raises(TypeError) as raised:
-        check.params["min"] = -1  # type: ignore[index]
-    assert str(raised.value) == "'mappingproxy' object does not support item assignment"
-    assert dict(check.params) == {"column": "amount", "min": 0}
-
-
-def test_a_custom_check_is_frozen_once_its_own_init_returns():
-    class Configured(_ViolationOnly):
-        def __init__(self, params=None, **kwargs):
-            super().__init__(params, **kwargs)
-            self.limit = 5  # still building: allowed
-
-    check = Configured({"column": "a"})
-    with pytest.raises(AttributeError) as raised:
-        check.limit = 6
-    assert str(raised.value) == "a check is built once and never changes; cannot set 'limit' on <Configured Configured(a)>"
-    assert check.limit == 5
-
-
-# -- references and bound copies ---------------------------------------------------------------
-
-
-def test_with_inputs_returns_a_bound_copy_and_leaves_the_original_unbound():
-    (check,) = Cola().parse([fk()])
-    assert check.references() == {"reference": SourceSpec(table="ref_customers")}
-    reference = object()  # the planner hands over a DataFrame; the check only keeps it
-    bound = check.with_inputs({"reference": reference})
-    assert bound is not check and type(bound) is type(check)
-    assert (bound.is_bound, check.is_bound) == (True, False)
-    assert bound.input("reference") is reference
-    assert (bound.code, bound.options, dict(bound.params)) == (check.code, check.options, dict(check.params))
-    with pytest.raises(AttributeError):
-        bound.code = "other"
-
-
-def test_input_on_an_unbound_check_names_the_reference():
-    (check,) = Cola().parse([fk()])
-    with pytest.raises(ColaError) as raised:
-        check.input("reference")
-    assert str(raised.value) == (
-        "<ForeignKeyCheck foreign_key(customer_id)> reads the reference 'reference', which the planner has not "
-        "read; run the check through Cola().run or cola_core.planner"
-    )
-    assert _ViolationOnly().is_bound is True  # a check without references needs nothing
-
+    assert issubclass(BaseCheck, CheckMachinery)
+    written = {"run", "violation", "violations", "aggregations", "from_aggregations", "prepare", "references",
+               "input", "count_rows", "scoped", "render_code", "validate"}
+    assert written <= set(vars(BaseCheck))
+    machinery = {"finish", "identity", "rule_id", "with_rule_id", "with_history", "with_inputs", "is_bound",
+                 "runs_alone", "count_offending", "judging_parameters", "row_codes", "with_code_suffix"}
+    assert machinery.isdisjoint(vars(BaseCheck))
+    assert all(getattr(BaseCheck, name) is getattr(CheckMachinery, name) for name in machinery)

@@ -36,6 +36,18 @@ def test_not_null_failed_count_is_the_total_of_nulls_across_columns(people):
     assert str(result) == "[FAIL] check: not_null(id,email): 3 NULL values (id: 1, email: 2)"
 
 
+def test_not_null_over_several_columns_carries_its_counts_per_column_as_data(people, spark):
+    failed = run_one(people, {"type": "not_null", "columns": ["id", "email"]})
+    assert failed.details == {"columns": {"id": 1, "email": 2}}
+    assert failed.to_dict()["details"] == {"columns": {"id": 1, "email": 2}}
+    df = spark.createDataFrame([("", float("nan"))], "email string, score double")
+    passed = run_one(df, {"type": "not_null", "columns": ["email", "score"]})
+    assert passed.details == {"columns": {"email": 0, "score": 0}}
+    # One column: failed_count says it all, so there are no details.
+    single = run_one(people, {"type": "not_null", "columns": ["id"]})
+    assert single.details is None and "details" not in single.to_dict()
+
+
 def test_not_null_counts_nulls_not_rows(spark):
     # Row 2 is NULL in both columns: two NULLs, one row.
     df = spark.createDataFrame([(1, "a"), (None, None)], "id int, email string")

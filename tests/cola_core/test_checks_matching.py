@@ -62,6 +62,8 @@ def test_each_differing_column_and_each_missing_key_is_counted_and_coded(orders,
         "6 compared)",
         5, 5, code="reference_match(amount,status)",
     )
+    # The counts per part, as data: what the message lists, zeros included.
+    assert run_one(orders, rule).details == {"columns": {"amount": 3, "status": 2}, "missing": 1, "duplicate_key": 0}
     valid, invalid = Cola().split(orders, [rule], annotate="dq")
     assert codes_by_key(invalid) == [
         (2, ("reference_match(amount)",)),
@@ -82,6 +84,7 @@ def test_a_matching_table_passes_and_says_how_many_rows_it_compared(spark, ledge
         "reference_match(amount,status): every row found in the reference matches it (2 compared)",
         0, 0, code="reference_match(amount,status)",
     )
+    assert result.details == {"columns": {"amount": 0, "status": 0}, "missing": 0, "duplicate_key": 0}
 
 
 def test_missing_keys_are_ignored_when_asked_and_the_message_still_counts_them(orders, ledger):

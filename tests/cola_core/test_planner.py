@@ -336,6 +336,30 @@ def test_a_failure_that_is_not_about_the_data_is_still_raised(spark):
         cola.run(df, [{"type": "broken"}])
 
 
+class _Worded(BaseCheck):
+    """A custom check whose own failure is worded like an unmeasured rule, but was measured."""
+
+    def run(self, df):
+        return CheckResult("worded", False, "the vendor could not evaluate this, on purpose", 1)
+
+
+@pytest.mark.spark
+def test_a_rule_spark_fails_on_is_flagged_as_such_and_the_others_are_not(spark):
+    from cola_core.report import summarise
+
+    df = spark.createDataFrame([(1, "a"), (None, "5")], "id int, s string")
+    cola = Cola()
+    cola.register("worded", _Worded)
+    rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "not_null", "columns": ["id"]},
+             {"type": "worded"}, {"type": "unique", "columns": ["id"], "where": "cast(s AS int) > 0"}]
+    results = cola.run(df, rules)
+    assert [(r.severity, r.evaluation_failed) for r in results] == [
+        ("fail", True), ("fail", False), ("fail", False), ("fail", True)
+    ]
+    written = summarise(results)["results"]
+    assert [r.get("evaluation_failed") for r in written] == [True, None, None, True]
+
+
 @pytest.mark.spark
 def test_samples_skip_a_rule_spark_cannot_evaluate_and_keep_the_others(spark):
     df = spark.createDataFrame([(1, "a"), (None, "5")], "id int, s string")

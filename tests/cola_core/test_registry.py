@@ -37,6 +37,35 @@ def test_register_twice_is_an_error_unless_replace():
     assert cola.parse([{"type": "always"}])[0].__class__ is other
 
 
+def test_registering_the_same_class_twice_under_one_name_is_idempotent():
+    # A notebook cell or a module imported twice registers its check again: that is no error.
+    cola = Cola()
+    cola.register("always", AlwaysPasses)
+    cola.register("always", AlwaysPasses)
+    assert cola.available == sorted([*BUILTIN_CHECKS, "always", "check"])
+    assert cola.parse([{"type": "always"}])[0].__class__ is AlwaysPasses
+    # A built-in under its own name likewise.
+    cola.register("unique", BUILTIN_CHECKS["unique"])
+    assert cola.parse([{"type": "unique", "columns": ["id"]}])[0].__class__ is BUILTIN_CHECKS["unique"]
+    register_check("always_passes")(AlwaysPasses)
+    register_check("always_passes")(AlwaysPasses)
+    assert Cola().parse([{"type": "always_passes"}])[0].__class__ is AlwaysPasses
+
+
+def test_another_class_under_a_taken_name_stays_an_error_with_its_message():
+    register_check("always_passes")(AlwaysPasses)
+    # The same name (the class's), another class: still refused, decorator and Cola alike.
+    impostor = type("AlwaysPasses", (BaseCheck,), {"run": AlwaysPasses.run})
+    message = "check type 'always_passes' is already registered (to AlwaysPasses); pass replace=True to override it"
+    with pytest.raises(ColaError) as raised:
+        register_check("always_passes")(impostor)
+    assert str(raised.value) == message
+    with pytest.raises(ColaError) as raised:
+        Cola().register("always_passes", impostor)
+    assert str(raised.value) == message
+    assert Cola().parse([{"type": "always_passes"}])[0].__class__ is AlwaysPasses
+
+
 def test_builtins_cannot_be_shadowed_by_accident():
     with pytest.raises(ColaError, match=r"check type 'unique' is already registered \(to UniqueCheck\)"):
         Cola().register("unique", AlwaysPasses)

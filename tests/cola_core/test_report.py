@@ -15,7 +15,7 @@ from cola_core.report import (
     report_dataframe,
     report_rows,
     summarise,
-    write_report,
+    write_report_table,
 )
 
 PASSED = CheckResult("not_null", True, "not_null(id): no NULL values", code="not_null(id)")
@@ -148,8 +148,8 @@ def test_report_dataframe_has_the_report_schema(spark):
 @pytest.mark.spark
 def test_write_report_writes_failed_results_too_and_appends(spark, tmp_path):
     target = {"path": str(tmp_path / "report"), "format": "json", "mode": "append"}
-    write_report(spark, [WARNED, FAILED], target, pipeline="orders", validated_at=WHEN)
-    write_report(spark, [PASSED], target, pipeline="orders", validated_at=WHEN)
+    write_report_table(spark, [WARNED, FAILED], target, pipeline="orders", validated_at=WHEN)
+    write_report_table(spark, [PASSED], target, pipeline="orders", validated_at=WHEN)
     files = sorted((tmp_path / "report").glob("part-*.json"))
     assert len(files) == 2  # one file per run, thanks to coalesce(1)
     written = spark.read.json(str(tmp_path / "report"))
@@ -222,6 +222,25 @@ def test_the_results_of_any_block_stay_within_their_budget():
     assert few["results"][0]["message"] == "m" * MESSAGE_CHARS
 
 
+def test_details_are_kept_within_the_budget_and_left_out_past_it():
+    from cola_core.report import RESULTS_BYTES
+    from cola_core.result import DETAILS_CHARS, MESSAGE_CHARS
+    from cola_core.rules import MAX_RESULTS
+
+    columns = {f"c{n:03}": n for n in range(700)}
+    assert DETAILS_CHARS - 1_000 < len(json.dumps({"columns": columns})) <= DETAILS_CHARS
+    results = [
+        CheckResult("not_null", False, "m" * MESSAGE_CHARS, 3, code=f"not_null(c{n})", rule_id=f"r{n}",
+                    details={"columns": columns})
+        for n in range(MAX_RESULTS)
+    ]
+    summary = summarise(results)
+    assert len(json.dumps(summary).encode()) <= RESULTS_BYTES
+    assert all("details" not in result for result in summary["results"])
+    assert summary["results"][0]["failed_count"] == 3
+    assert summarise(results[:10])["results"][0]["details"] == {"columns": columns}
+
+
 def test_samples_left_out_for_the_budget_are_counted_in_the_message():
     from cola_core.report import RESULTS_BYTES
 
@@ -230,3 +249,27 @@ def test_samples_left_out_for_the_budget_are_counted_in_the_message():
     summary = summarise(results)
     assert summary["results"][0]["message"] == "m (100 samples left out: the results were over their 16 MiB budget)"
     assert len(json.dumps(summary).encode()) <= RESULTS_BYTES
+
+
+def test_the_results_file_is_written_atomically_as_strict_json_and_names_itself_in_errors(tmp_path):
+    from cola_core.errors import ColaOutputError
+    from cola_core.report import refusal_results, results_text, write_results_file
+
+    path = tmp_path / "out" / "results.json"
+    summary = summarise([FAILED])
+    write_results_file(path, summary)
+    assert path.read_text(encoding="utf-8") == results_text(summary)
+    assert json.loads(path.read_text(encoding="utf-8")) == summary
+    write_results_file(path, refusal_results("bad rules"))
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "bad rules"}}
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")
+    with pytest.raises(ColaOutputError) as raised:
+        write_results_file(blocked / "results.json", summary)
+    target = blocked / "results.json"
+    assert str(raised.value) == f"cannot write the results file {str(target)!r}: [Errno 17] File exists: {str(blocked)!r}"
+    with pytest.raises(ColaError) as refused:
+        write_results_file(path, {"metric": float("nan")})
+    assert str(refused.value) == "the results cannot be written as JSON: Out of range float values are not JSON compliant: nan"
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "bad rules"}}

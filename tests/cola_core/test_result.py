@@ -79,7 +79,7 @@ def test_from_dict_refuses_unknown_keys_and_lists_the_valid_ones():
     assert str(raised.value) == (
         "unknown CheckResult keys ['colour', 'failed_rows']; valid keys are ['rule_type', 'passed', 'message', "
         "'failed_count', 'metric_value', 'severity', 'check_name', 'code', 'dimension', 'samples', 'rule_id', "
-        "'rows_checked', 'baseline', 'thresholds']"
+        "'rows_checked', 'baseline', 'thresholds', 'details', 'evaluation_failed']"
     )
 
 
@@ -102,3 +102,51 @@ def test_a_message_is_cut_at_its_bound_and_says_how_much_was_cut():
     assert MESSAGE_CHARS == 2_000
     assert result.message == "x" * 2_000 + "… [cut: 28,000 characters]"
     assert CheckResult("sql", True, "x" * 2_000).message == "x" * 2_000
+
+
+def test_details_appear_only_when_set_round_trip_and_are_not_compared():
+    result = CheckResult("not_null", False, "m", 2, details={"columns": {"customer_id": 1, "email": 1}})
+    data = result.to_dict()
+    assert data["details"] == {"columns": {"customer_id": 1, "email": 1}}
+    back = CheckResult.from_dict(json.loads(json.dumps(data)))
+    assert back.details == {"columns": {"customer_id": 1, "email": 1}}
+    assert back == result == CheckResult("not_null", False, "m", 2)
+    assert "details" not in CheckResult("x", True).to_dict()
+
+
+def test_details_are_made_plain_json_and_refused_when_json_cannot_carry_them():
+    made = CheckResult("x", True, details={"parts": ("a", 1), "nested": {"ok": None, "share": 0.5, "flag": True}})
+    assert made.details == {"parts": ["a", 1], "nested": {"ok": None, "share": 0.5, "flag": True}}
+    with pytest.raises(ColaError) as raised:
+        CheckResult("x", True, details=[1])  # type: ignore[arg-type]
+    assert str(raised.value) == "details must be a mapping of names to values, got list"
+    with pytest.raises(ColaError) as raised:
+        CheckResult("x", True, details={"columns": {1: 2}})
+    assert str(raised.value) == "details['columns'] has the key 1: the keys of details must be text"
+    with pytest.raises(ColaError) as raised:
+        CheckResult("x", True, details={"share": float("nan")})
+    assert str(raised.value) == "details['share'] is nan, which JSON cannot carry"
+    with pytest.raises(ColaError) as raised:
+        CheckResult("x", True, details={"when": {1, 2}})
+    assert str(raised.value) == "details['when'] is a set, which JSON cannot carry (details must be JSON-safe)"
+
+
+def test_details_over_their_bound_are_left_out():
+    from cola_core.result import DETAILS_CHARS
+
+    assert DETAILS_CHARS == 10_000
+    columns = {f"c{n:04}": n for n in range(1_000)}  # over 13,000 characters of JSON
+    assert CheckResult("not_null", False, "m", details={"columns": columns}).details is None
+    fits = {f"c{n:03}": n for n in range(500)}
+    assert CheckResult("not_null", False, "m", details={"columns": fits}).details == {"columns": fits}
+
+
+def test_evaluation_failed_appears_only_when_true_and_is_not_compared():
+    failed = CheckResult("expression", False, "could not be measured", evaluation_failed=True)
+    assert failed.to_dict()["evaluation_failed"] is True
+    assert CheckResult.from_dict(failed.to_dict()).evaluation_failed is True
+    assert failed == CheckResult("expression", False, "could not be measured")
+    assert "evaluation_failed" not in CheckResult("x", False).to_dict()
+    with pytest.raises(ColaError) as raised:
+        CheckResult("x", False, evaluation_failed="yes")  # type: ignore[arg-type]
+    assert str(raised.value) == "evaluation_failed must be true or false, got 'yes'"

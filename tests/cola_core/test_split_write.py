@@ -514,6 +514,38 @@ def test_a_row_rule_that_fails_on_the_data_stops_the_split_before_anything_is_pu
     assert os.listdir(tmp_path) == []
 
 
+class _Worded(BaseCheck):
+    """A custom check whose own failure is worded like an unmeasured rule, but was measured."""
+
+    def run(self, df):
+        return CheckResult("worded", False, "the vendor could not evaluate this, on purpose", 1)
+
+
+def test_the_split_names_only_the_rules_flagged_unmeasured_whatever_the_others_say(spark, tmp_path):
+    df = spark.createDataFrame([(1,), (2,)], "id int")
+    cola = Cola()
+    cola.register("worded", _Worded)
+    rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "worded"}]
+    with pytest.raises(ColaError) as raised:
+        cola.split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert str(raised.value) == (
+        "the split cannot be written, as a row rule fails on the data: expression(id / (id - id) > 0): "
+        "Spark could not evaluate the rule on this data: [DIVIDE_BY_ZERO] Division by zero. Use `try_divide` to "
+        "tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" "
+        "to bypass this error. SQLSTATE: 22012"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+def test_not_null_over_several_columns_carries_its_counts_per_column_through_the_split(spark, tmp_path):
+    df = spark.createDataFrame([(1, "a"), (None, "b"), (3, None)], "customer_id int, email string")
+    rules = [{"type": "not_null", "columns": ["customer_id", "email"]}]
+    outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.results[0].details == {"columns": {"customer_id": 1, "email": 1}}
+    assert outcome.results[0].message == "not_null(customer_id,email): 2 NULL values (customer_id: 1, email: 1)"
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 2)
+
+
 def test_annotate_valid_keeps_the_codes_column_in_the_valid_output_and_spares_the_copy(
     spark, orders, tmp_path, job_counter
 ):
