@@ -14,22 +14,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cola_core import exit_status
 from cola_core._spark_errors import first_line
 from cola_core._version import __version__
+from cola_core.cli_args import build_parser, job_spec, parse_arguments
 from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
-from cola_core.history_cli import add_history_commands, checked_history_arguments, run_history_command
-from cola_core.job import JobSpec, job_parser
-from cola_core.pages import checked_page_path, write_page
-from cola_core.report import refusal_results, render_table, write_results_file
-from cola_core.runner import JobOutcome, LoadedJob, load_job, report_page, run_job
+from cola_core.history_cli import checked_history_arguments, run_history_command
+from cola_core.job import JobSpec
+from cola_core.pages import checked_page_path
+from cola_core.report import refusal_results, render_table
+from cola_core.runner import (
+    LoadedJob,
+    load_job,
+    remove_earlier_file,
+    run_job,
+    write_report_page,
+    write_results_file,
+)
 from cola_core.session import connect_mode, master_configured, spark_session, stop_session
 from cola_core.specs import without_file_scheme
 from cola_core.storage import missing_input, missing_local_path
@@ -46,29 +53,14 @@ EXIT_ERROR = exit_status.REFUSED
 EXIT_INTERNAL = exit_status.INTERNAL
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``cola`` command: ``check`` and ``split`` (whose flags are
-    :class:`JobSpec`'s fields), and ``history``."""
-    parser = job_parser()
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    commands.metavar = "{check,split,history}"
-    add_history_commands(commands)
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (see the module docstring)."""
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        if args.command == "history":
-            return _run_history(args)
-        if args.format is not None and args.input is None:
-            parser.error("--format only applies with --input")
-        if args.option and args.input is None:
-            parser.error("--option only applies with --input")
+        args = parse_arguments(argv)
     except SystemExit as exit_:  # argparse exits on --help (0) and on usage errors (2)
         return int(exit_.code or 0)
+    if args.command == "history":
+        return _run_history(args)
     try:
         return _run(args)
     except ColaError as error:
@@ -111,7 +103,7 @@ def _refuse(args: argparse.Namespace, message: str) -> int:
     if args.results:
         # If the results path itself is the problem, the message above says so.
         with contextlib.suppress(ColaError):
-            _write_results(_local_results_path(args.results), refusal_results(message))
+            write_results_file(_local_results_path(args.results), refusal_results(message))
     return EXIT_ERROR
 
 
@@ -120,11 +112,11 @@ def _run(args: argparse.Namespace) -> int:
     html_path = checked_page_path(args.html) if args.html else None
     # A results file or report left by an earlier run must never pass for this run's, if this one fails.
     if results_path is not None:
-        _remove_stale(results_path, "results file")
+        remove_earlier_file(results_path, "results file")
     if html_path is not None:
-        _remove_stale(html_path, "HTML report")
+        remove_earlier_file(html_path, "HTML report")
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
-    job = load_job(JobSpec.from_args(args))
+    job = load_job(job_spec(args))
     _refuse_missing_local_paths(job)
     spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
@@ -139,10 +131,13 @@ def _run(args: argparse.Namespace) -> int:
             flush=True,
         )
         if html_path is not None:
-            _write_report_page(spark, job.spec, outcome, html_path)
+            # A page that cannot be written after the run is a warning: the run stands.
+            warning = write_report_page(spark, job.spec, outcome, html_path)
+            if warning is not None:
+                print(f"cola: warning: {warning}", file=sys.stderr, flush=True)
         if results_path is not None:
             # Written last, so an existing results file always means a complete run.
-            _write_results(results_path, outcome.summary)
+            write_results_file(results_path, outcome.summary)
     finally:
         if started_here:
             stop_session(spark)
@@ -195,40 +190,6 @@ def _local_session_here(spec: JobSpec) -> bool:
     return master.startswith("local")
 
 
-def _write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> None:
-    """Write the run's HTML report, or warn that it was not written.
-
-    The run is finished by then (its outputs published, its history appended): refusing it
-    now would make it look undone, and a caller that retries on a refusal or a crash would
-    run it again and append its history twice. So a page that cannot be built or written, for
-    whatever reason (a history store that cannot be read for the trends, a bug in the page),
-    is a warning, and the exit status and the results file are the run's. The stale page was
-    removed before the run, so no page is left that passes for this run's.
-    """
-    try:
-        write_page(path, report_page(spark, spec, outcome))
-    except Exception as error:
-        print(f"cola: warning: the HTML report was not written: {_why_not(error)}", file=sys.stderr, flush=True)
-
-
-# Spark's errors (py4j's, pyspark's) whose first line names the JVM class that failed.
-_JVM_CLASS = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: ")
-
-
-def _why_not(error: Exception) -> str:
-    """Why the page was not written, in one line: a ColaError's message; any other error's
-    type before its message (a ``KeyError('x')`` says ``KeyError: 'x'``, not ``'x'``), unless
-    the line already says what failed (Spark's ``org.apache.spark.SparkException: ...``)."""
-    line = first_line(error)
-    if isinstance(error, ColaError):
-        return line
-    name = type(error).__name__
-    spark = type(error).__module__.split(".", 1)[0] in ("pyspark", "py4j")
-    if line == name or (spark and _JVM_CLASS.match(line)):  # no message of its own, or Spark's
-        return line
-    return f"{name}: {line}"
-
-
 def _local_results_path(text: str) -> Path:
     path = without_file_scheme(text)
     if "://" in path:
@@ -236,18 +197,6 @@ def _local_results_path(text: str) -> Path:
             f"--results must be a file the driver can write (a local path or a file: URI), got {text!r}"
         )
     return Path(path)
-
-
-def _remove_stale(path: Path, what: str) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as error:
-        raise ColaOutputError(f"cannot remove the earlier {what} {str(path)!r}: {error}") from error
-
-
-def _write_results(path: Path, summary: dict[str, Any]) -> None:
-    # Atomic, as the page: a reader sees the previous file or the complete new one, never half.
-    write_results_file(path, summary)
 
 
 def _colour_wanted() -> bool:

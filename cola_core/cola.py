@@ -1,8 +1,12 @@
-"""``Cola``: the registry of rule types and the entry point for ``run`` and ``split``."""
+"""``Cola``: the registry of rule types and the entry point for ``run`` and ``split``.
+
+``Cola`` parses rules with its registry and settings; what a run measures and writes (a sql
+rule's failed rows, the history, a split's outputs) is done by ``cola_core.runner``, the one
+layer that writes, as for a job.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -10,25 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.history import (
-    FAILED_RECORDS_SCHEMA,
-    RunInfo,
-    append_history,
-    check_history_store,
-    failed_records_spec,
-    read_baselines,
-)
+from cola_core.history import RunInfo
 from cola_core.job import checked_samples
-from cola_core.planner import DISTINCT_STRATEGIES, run_block
+from cola_core.planner import DISTINCT_STRATEGIES
 from cola_core.registry import default_checks, validate_registration
 from cola_core.result import CheckResult
 from cola_core.rules import parse_rules
-from cola_core.samples import attach_samples
+from cola_core.runner import run_checks, run_split
 from cola_core.specs import OutputSpec, history_spec
 from cola_core.split import ColaSplit, split_block
-from cola_core.split_write import SplitOutcome, split_write
+from cola_core.split_write import SplitOutcome
 from cola_core.sqlguard import allowing_outside_access
-from cola_core.storage import write_output
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -127,13 +123,12 @@ class Cola:
                 cannot be appended to.
         """
         checked_samples(samples)
-        store, info = _history_of(history, dataset, data_date, run_info, "check")
+        store, info = _history_of(history, dataset, data_date, run_info)
         with self.sql_scope():
-            checks = _with_history(df, self._checks(rules), store, info, samples)
-            results = self._finish(df, checks, run_block(df, checks, self.distinct_strategy), samples)
-        if store is not None and info is not None:
-            append_history(df.sparkSession, store, results, info)
-        return results
+            return run_checks(
+                df, self._checks(rules), samples=samples, distinct_strategy=self.distinct_strategy,
+                history=store, run_info=info,
+            )
 
     def split_write(
         self,
@@ -180,29 +175,12 @@ class Cola:
             ColaRuleError: a malformed rule, before any Spark work.
         """
         checked_samples(samples)
-        store, info = _history_of(history, dataset, data_date, run_info, "split")
+        store, info = _history_of(history, dataset, data_date, run_info)
         with self.sql_scope():
-            checks = _with_history(df, self._checks(rules), store, info, samples)
-            # Samples and a sql rule's own output are taken before publishing: an output may
-            # overwrite the source.
-            outcome = split_write(
-                df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
-                annotate_valid=annotate_valid, finish=lambda results: self._finish(df, checks, results, samples),
+            return run_split(
+                df, self._checks(rules), valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
+                annotate_valid=annotate_valid, samples=samples, history=store, run_info=info,
             )
-        if store is not None and info is not None:
-            append_history(df.sparkSession, store, outcome.results, info)
-        return outcome
-
-    def _finish(
-        self, df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], samples: int
-    ) -> list[CheckResult]:
-        # A failing rule's own output (a sql rule's failed rows) is written once it has run.
-        # The block gives one result per check, in order: the lengths are equal.
-        for check, result in zip(checks, results, strict=True):
-            output = check.failed_rows_output
-            if output is not None and result.failed_rows is not None and not result.passed:
-                write_output(result.failed_rows, output)
-        return attach_samples(df, checks, results, samples) if samples else results
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None
@@ -229,10 +207,10 @@ class Cola:
 
 def _history_of(
     history: Mapping[str, Any] | str | OutputSpec | None, dataset: str | None, data_date: dt.date | None,
-    run_info: RunInfo | None, run_kind: str,
+    run_info: RunInfo | None,
 ) -> tuple[OutputSpec | None, RunInfo | None]:
-    """The history store and what the run writes beside its results (as a run of
-    ``run_kind``), checked in pure Python."""
+    """The history store and what the run writes beside its results, checked in pure Python
+    (the runner says whether it was a check or a split)."""
     if history is None:
         if dataset is not None or data_date is not None or run_info is not None:
             raise ColaError("'dataset', 'data_date' and 'run_info' say what a history row is about; give 'history' too")
@@ -243,39 +221,11 @@ def _history_of(
             raise ColaError(f"'dataset' ({dataset!r}) and run_info.dataset ({run_info.dataset!r}) disagree; give one")
         if data_date is not None:
             raise ColaError("give 'data_date' or run_info.data_date, not both")
-        return store, dataclasses.replace(run_info, run_kind=run_kind)
+        return store, run_info
     if not isinstance(dataset, str) or not dataset.strip():
         raise ColaError(
             "a history needs 'dataset', the name of what was checked (such as \"sales.orders\"), "
             f"got {dataset!r}"
         )
-    return store, RunInfo(dataset=dataset, data_date=data_date, run_kind=run_kind)
+    return store, RunInfo(dataset=dataset, data_date=data_date)
 
-
-def _with_history(
-    df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None, samples: int = 0
-) -> list[BaseCheck]:
-    """The checks, each change or anomaly rule with its metric's earlier values from the
-    store (one query for the block); the store checked before any rule runs.
-
-    Raises:
-        ColaRuleError: a change or anomaly threshold with no history store to compare with.
-        ColaOutputError: the store is not a Cola history.
-    """
-    needs = {check.rule_id: check.history_runs for check in checks if check.history_runs}
-    if store is None or info is None:
-        for check in checks:
-            if check.history_runs:
-                raise check.rule_error(
-                    "its thresholds compare with earlier runs, which a history store holds: give one "
-                    "(history= and dataset=, or cola --history)"
-                )
-        return checks
-    if samples:
-        check_history_store(df.sparkSession, failed_records_spec(store), FAILED_RECORDS_SCHEMA)
-    if not needs:
-        check_history_store(df.sparkSession, store)
-        return checks
-    # Reading the baselines checks the store too: it is read once.
-    earlier = read_baselines(df.sparkSession, store, info, needs)
-    return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]

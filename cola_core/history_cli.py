@@ -15,7 +15,7 @@ when the rows were written (the clock), not by their data's date, so a backfill 
 is kept as long as any other run.
 
 ``exclude`` and ``prune`` are the only commands that rewrite a store; run them when no job
-appends to it.
+appends to it. The command line is parsed by ``cola_core.cli_args``; this module carries it out.
 """
 
 from __future__ import annotations
@@ -35,60 +35,15 @@ from cola_core.history import (
     rule_trend,
     top_offenders,
 )
-from cola_core.job import remote_url
 from cola_core.pages import checked_page_path, render_index, write_page
 from cola_core.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SUMMARIES", "add_history_commands", "checked_history_arguments", "run_history_command"]
+__all__ = ["SUMMARIES", "checked_history_arguments", "run_history_command"]
 
 SUMMARIES = ("daily", "dimensions", "trend", "top")
-
-
-def add_history_commands(commands: Any) -> None:
-    """Add ``history`` and its actions to the ``cola`` command's subparsers."""
-    history = commands.add_parser(
-        "history", help="exclude a run, prune old rows, or print summaries of a history store",
-        description="Work on a history store: the rows that --history appends, one per result per run.",
-    )
-    actions = history.add_subparsers(
-        dest="action", required=True, metavar="{exclude,prune,daily,dimensions,trend,top,html}"
-    )
-    store = argparse.ArgumentParser(add_help=False)
-    store.add_argument("--history", required=True, metavar="OUTPUT", help="the history store (a path or an output)")
-    session = store.add_mutually_exclusive_group()
-    session.add_argument("--master", metavar="URL", help="the Spark master of the session started (default local[*])")
-    session.add_argument(
-        "--remote", metavar="sc://HOST:PORT", type=remote_url, help="run as a client of this Spark Connect server"
-    )
-    exclude = actions.add_parser("exclude", parents=[store], help="mark a run so that baselines skip it")
-    exclude.add_argument("--run-id", required=True, metavar="ID", help="the run to exclude")
-    prune = actions.add_parser("prune", parents=[store], help="delete rows written longer ago than a duration")
-    prune.add_argument(
-        "--older-than", required=True, metavar="DURATION",
-        help="such as 90d, 12h or 3600s, counted from when each row was written (not its data's date)",
-    )
-    for name, words in (("daily", "runs and outcomes per data date and dataset"),
-                        ("dimensions", "outcomes per data date, dataset and dimension"),
-                        ("trend", "a rule's outcomes and metric per data date"),
-                        ("top", "the rules with the lowest pass rate")):
-        summary = actions.add_parser(name, parents=[store], help=words)
-        summary.add_argument("--dataset", metavar="NAME", help="only this dataset")
-        summary.add_argument("--days", type=int, metavar="N", help="only the data dates of the last N days (UTC)")
-        summary.add_argument("--json", action="store_true", help="print one JSON object per row instead of a table")
-        if name == "trend":
-            summary.add_argument("--rule-id", metavar="ID", help="only this rule")
-        if name == "top":
-            summary.add_argument("--top", type=int, default=10, metavar="N", help="how many rules (default 10)")
-    page = actions.add_parser(
-        "html", parents=[store], help="write an HTML index: every dataset and rule, worst first, with its trend"
-    )
-    page.add_argument("path", metavar="PATH", help="the HTML file to write (a local path or a file: URI)")
-    page.add_argument(
-        "--runs", type=int, default=20, metavar="N", help="the data intervals each trend shows (default 20)"
-    )
 
 
 def checked_history_arguments(args: argparse.Namespace) -> OutputSpec:

@@ -1,38 +1,35 @@
 """``JobSpec``: everything one Cola job is asked to do, as one frozen, typed value.
 
 The command line, the Airflow operators and the decorator all describe a job with it, and
-:func:`cola_core.runner.run_job` is its one consumer. It has two forms besides the object:
+:func:`cola_core.runner.run_job` is its one consumer. Its one serialised form is the command
+line of the ``cola`` program (:meth:`JobSpec.to_argv`): the operators hand it to
+``spark-submit``, and the driver reads it back with ``cola_core.cli_args.job_spec``.
 
-- the command line (:func:`job_parser`, :meth:`JobSpec.from_args`, :meth:`JobSpec.to_argv`),
-  which is how the operators hand a job to ``spark-submit``;
-- JSON (:meth:`JobSpec.to_json`, :meth:`JobSpec.from_json`).
-
-Everything here is pure Python: a malformed spec fails before any Spark work. An engine
-option is added here (a field, its flag) and read in ``run_job``.
+Everything here is pure Python, and every value is checked here, when the spec is made: a
+malformed spec fails before any Spark work. An engine option is added here (a field, and its
+flag in :meth:`JobSpec.to_argv`), in the parser (``cola_core.cli_args``), and read in ``run_job``.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from cola_core import exit_status
 from cola_core._values import utc_datetime
-from cola_core._version import __version__
-from cola_core.errors import ColaError, ColaOutputError
-from cola_core.specs import FORMATS, OutputSpec, SourceSpec, history_spec, parse_output, parse_source
+from cola_core.errors import ColaError
+from cola_core.specs import OutputSpec, SourceSpec, history_spec
 
-__all__ = [
-    "COMMANDS", "Command", "JobSpec", "checked_moment", "checked_samples", "job_parser", "remote_url",
-]
+__all__ = ["COMMANDS", "Command", "JobSpec", "checked_moment", "checked_samples"]
 
 Command = Literal["check", "split"]
 COMMANDS: tuple[Command, ...] = ("check", "split")
-# The exit status of a run in which a check failed, unless the job says otherwise.
+# The fields that hold a moment, kept as the ISO text of its UTC instant.
+_MOMENTS = ("data_date", "data_interval_start", "data_interval_end", "logical_date")
+# The options only a split has: they name its outputs or shape them.
+_SPLIT_ONLY = ("valid_output", "invalid_output", "annotate")
 
 
 def checked_samples(samples: Any) -> int:
@@ -138,96 +135,28 @@ class JobSpec:
         if self.command not in COMMANDS:
             raise ColaError(f"a job's command is 'check' or 'split', got {self.command!r}")
         if not isinstance(self.rules, str):
-            object.__setattr__(self, "rules", tuple(self.rules))
+            _store(self, "rules", tuple(self.rules))
         checked_samples(self.samples)
-        if self.remote is not None:
-            if not isinstance(self.remote, str) or not self.remote.startswith("sc://"):
-                raise ColaError(f"remote must be a Spark Connect URL such as sc://host:15002, got {self.remote!r}")
-            if self.master is not None:
-                raise ColaError("give master or remote, not both: a Spark Connect client has no master of its own")
-        if not isinstance(self.allow_external_access, bool):
-            raise ColaError(f"allow_external_access must be true or false, got {self.allow_external_access!r}")
-        splitting = self.command == "split"
-        for name in ("valid_output", "invalid_output", "annotate"):
-            if not splitting and getattr(self, name) is not None:
-                raise ColaError(f"{name} only applies to a split job")
-        if not splitting and self.quarantine_key:
-            raise ColaError("quarantine_key only applies to a split job")
-        if not isinstance(self.annotate_valid, bool):
-            raise ColaError(f"annotate_valid must be true or false, got {self.annotate_valid!r}")
-        if self.annotate_valid and not self.annotate:
-            raise ColaError("annotate_valid only applies to a split job with annotate")
-        if splitting and (self.valid_output is None or self.invalid_output is None):
-            raise ColaError("a split job needs both valid_output and invalid_output")
+        _check_engine(self)
+        _check_split(self)
         if self.history is None:
             if self.dataset is not None:
                 raise ColaError("dataset is written beside the results in a history store; give history too")
         else:
-            object.__setattr__(self, "history", history_spec(self.history))
-        for name in ("data_date", "data_interval_start", "data_interval_end", "logical_date"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, checked_moment(value, name))
-        if self.map_index is not None and (isinstance(self.map_index, bool) or not isinstance(self.map_index, int)):
-            raise ColaError(f"map_index must be a whole number, got {self.map_index!r}")
-        if self.dataset is not None and (not isinstance(self.dataset, str) or not self.dataset.strip()):
-            raise ColaError(f"dataset must be a non-empty name, got {self.dataset!r}")
-        if self.html is not None and (not isinstance(self.html, str) or not self.html.strip()):
-            raise ColaError(f"html must be the path of a file, got {self.html!r}")
-        object.__setattr__(self, "quarantine_key", tuple(self.quarantine_key))
-        object.__setattr__(self, "check_packages", tuple(self.check_packages))
-        object.__setattr__(self, "conf", tuple((str(key), str(value)) for key, value in self.conf))
+            _store(self, "history", history_spec(self.history))
+        _check_labels(self)
+        _store(self, "quarantine_key", tuple(self.quarantine_key))
+        _store(self, "check_packages", tuple(self.check_packages))
+        _store(self, "conf", tuple((str(key), str(value)) for key, value in self.conf))
 
     @property
     def outputs(self) -> list[OutputSpec]:
         """Every output the job writes besides the results file."""
         return [o for o in (self.report, self.valid_output, self.invalid_output) if o is not None]
 
-    # -- the command line ---------------------------------------------------------------
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> JobSpec:
-        """The job :func:`job_parser` read from a command line.
-
-        Raises:
-            ColaError: a source or output that is malformed (named by its flag).
-        """
-        splitting = args.command == "split"
-        return cls(
-            command=args.command,
-            rules=args.rules,
-            source=parse_source(_source_config(args)),
-            results=args.results,
-            report=_output_argument(args.report, "--report") if args.report else None,
-            pipeline=args.pipeline,
-            samples=args.samples,
-            fail_exit_code=args.fail_exit_code,
-            check_packages=tuple(args.checks),
-            allow_external_access=args.allow_external_access,
-            valid_output=_output_argument(args.valid_output, "--valid-output") if splitting else None,
-            invalid_output=_output_argument(args.invalid_output, "--invalid-output") if splitting else None,
-            annotate=args.annotate if splitting else None,
-            quarantine_key=tuple(args.quarantine_key) if splitting else (),
-            annotate_valid=bool(args.annotate_valid) if splitting else False,
-            master=args.master,
-            remote=args.remote,
-            conf=tuple(args.conf),
-            verbose=args.verbose,
-            history=_output_argument(args.history, "--history", history_spec) if args.history else None,
-            dataset=args.dataset,
-            dag_id=args.dag_id,
-            task_id=args.task_id,
-            airflow_run_id=args.airflow_run_id,
-            data_date=None if args.data_date is None else checked_moment(args.data_date, "--data-date"),
-            data_interval_start=args.data_interval_start,
-            data_interval_end=args.data_interval_end,
-            logical_date=args.logical_date,
-            map_index=args.map_index,
-            html=args.html,
-        )
-
     def to_argv(self) -> list[str]:
-        """The command line that :meth:`from_args` reads back as this job.
+        """The job as the command line of ``cola check|split``: its one serialised form, which
+        ``cola_core.cli_args.job_spec`` reads back as this job.
 
         Raises:
             ColaError: the job has no source, or its rules are not a file.
@@ -237,38 +166,24 @@ class JobSpec:
         if not isinstance(self.rules, str):
             raise ColaError("a job run from the command line reads its rules from a file")
         argv = [self.command, "--rules", self.rules, *_source_argv(self.source)]
-        if self.results is not None:
-            argv += ["--results", self.results]
-        if self.html is not None:
-            argv += ["--html", self.html]
-        if self.pipeline is not None:
-            argv += ["--pipeline", self.pipeline]
+        argv += _flag("--results", self.results) + _flag("--html", self.html) + _flag("--pipeline", self.pipeline)
         argv += ["--samples", str(self.samples)]
-        if self.report is not None:
-            argv += ["--report", _output_text(self.report)]
+        argv += _flag("--report", None if self.report is None else _output_text(self.report))
         if self.valid_output is not None and self.invalid_output is not None:
             argv += ["--valid-output", _output_text(self.valid_output)]
             argv += ["--invalid-output", _output_text(self.invalid_output)]
-        if self.annotate:
-            argv += ["--annotate", self.annotate]
+        argv += _flag("--annotate", self.annotate or None)
         for column in self.quarantine_key:
             argv += ["--quarantine-key", column]
-        if self.annotate_valid:
-            argv += ["--annotate-valid"]
+        argv += ["--annotate-valid"] if self.annotate_valid else []
         for package in self.check_packages:
             argv += ["--checks", package]
-        if self.master is not None:
-            argv += ["--master", self.master]
-        if self.remote is not None:
-            argv += ["--remote", self.remote]
+        argv += _flag("--master", self.master) + _flag("--remote", self.remote)
         for key, value in self.conf:
             argv += ["--conf", f"{key}={value}"]
-        if self.verbose:
-            argv.append("--verbose")
-        if self.allow_external_access:
-            argv.append("--allow-external-access")
-        if self.history is not None:
-            argv += ["--history", _output_text(self.history)]
+        argv += ["--verbose"] if self.verbose else []
+        argv += ["--allow-external-access"] if self.allow_external_access else []
+        argv += _flag("--history", None if self.history is None else _output_text(self.history))
         labels: tuple[tuple[str, str | None], ...] = (
             ("--dataset", self.dataset), ("--dag-id", self.dag_id), ("--task-id", self.task_id),
             ("--airflow-run-id", self.airflow_run_id), ("--data-date", self.data_date),
@@ -277,195 +192,58 @@ class JobSpec:
             ("--map-index", None if self.map_index is None else str(self.map_index)),
         )
         for flag, label in labels:
-            if label is not None:
-                argv += [flag, label]
+            argv += _flag(flag, label)
         return [*argv, "--fail-exit-code", str(self.fail_exit_code)]
 
-    # -- JSON ---------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The job as JSON-safe data; :meth:`from_dict` reads it back."""
-        data: dict[str, Any] = {}
-        for spec_field in dataclasses.fields(self):
-            value = getattr(self, spec_field.name)
-            if isinstance(value, (SourceSpec, OutputSpec)):
-                value = value.to_config()
-            elif isinstance(value, tuple):
-                value = [list(item) if isinstance(item, tuple) else item for item in value]
-            data[spec_field.name] = value
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JobSpec:
-        """A job from :meth:`to_dict`'s form; unknown keys are an error."""
-        known = [spec_field.name for spec_field in dataclasses.fields(cls)]
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ColaError(f"unknown job keys {unknown}; valid keys are {', '.join(known)}")
-        values = dict(data)
-        if values.get("source") is not None:
-            values["source"] = parse_source(values["source"])
-        for name in ("report", "valid_output", "invalid_output"):
-            if values.get(name) is not None:
-                values[name] = parse_output(values[name])
-        if values.get("history") is not None:
-            values["history"] = history_spec(values["history"])
-        if isinstance(values.get("rules"), list):
-            values["rules"] = tuple(values["rules"])
-        values["conf"] = tuple(tuple(pair) for pair in values.get("conf", ()))
-        return cls(**values)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), allow_nan=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> JobSpec:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ColaError(f"a job is a JSON object, got {type(data).__name__}")
-        return cls.from_dict(data)
+def _store(spec: JobSpec, name: str, value: Any) -> None:
+    """Set a field of the frozen spec to its normalised value, while it is being made."""
+    object.__setattr__(spec, name, value)
 
 
-def remote_url(text: str) -> str:
-    """Refuse (as a usage error) a ``--remote`` that is not a Spark Connect URL."""
-    if not text.startswith("sc://"):
-        raise argparse.ArgumentTypeError(f"a Spark Connect URL looks like sc://host:15002, got {text!r}")
-    return text
+def _check_engine(spec: JobSpec) -> None:
+    """Where the job runs, and what its rules may reach."""
+    if spec.remote is not None:
+        if not isinstance(spec.remote, str) or not spec.remote.startswith("sc://"):
+            raise ColaError(f"remote must be a Spark Connect URL such as sc://host:15002, got {spec.remote!r}")
+        if spec.master is not None:
+            raise ColaError("give master or remote, not both: a Spark Connect client has no master of its own")
+    if not isinstance(spec.allow_external_access, bool):
+        raise ColaError(f"allow_external_access must be true or false, got {spec.allow_external_access!r}")
 
 
-def job_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``cola`` command: ``check`` and ``split``, whose flags are
-    the fields of :class:`JobSpec`."""
-    parser = argparse.ArgumentParser(
-        prog="cola",
-        description="Validate a Spark source against data-quality rules.",
-        epilog="exit status: 0 nothing failed (warns are fine), 1 a check failed, "
-        "2 usage/rules/source/output error, 3 unexpected error",
-    )
-    parser.add_argument("--version", action="version", version=f"cola {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{check,split}")
-    common = _common_arguments()
-    commands.add_parser(
-        "check", parents=[common], help="measure the source against the rules",
-        description="Measure a source against rules; print, and optionally save, the results.",
-    )
-    split = commands.add_parser(
-        "split", parents=[common], help="check, and write the valid and invalid rows",
-        description="Check a source, and write its rows to a valid and an invalid output.",
-    )
-    outputs = split.add_argument_group("split outputs")
-    outputs.add_argument("--valid-output", required=True, metavar="OUTPUT", help="where the valid rows go")
-    outputs.add_argument("--invalid-output", required=True, metavar="OUTPUT", help="where the invalid rows go")
-    outputs.add_argument(
-        "--annotate", metavar="COLUMN", help="add this array<string> column of broken rule codes to the invalid rows"
-    )
-    outputs.add_argument(
-        "--annotate-valid", action="store_true",
-        help="write the --annotate column (NULL) to the valid rows too, which spares copying them",
-    )
-    outputs.add_argument(
-        "--quarantine-key", action="append", default=[], metavar="COLUMN",
-        help="reject every row sharing this key with a rejected row (repeat for a composite key)",
-    )
-    return parser
+def _check_split(spec: JobSpec) -> None:
+    """The options of a split: only on a split, and both its outputs on one."""
+    splitting = spec.command == "split"
+    for name in _SPLIT_ONLY:
+        if not splitting and getattr(spec, name) is not None:
+            raise ColaError(f"{name} only applies to a split job")
+    if not splitting and spec.quarantine_key:
+        raise ColaError("quarantine_key only applies to a split job")
+    if not isinstance(spec.annotate_valid, bool):
+        raise ColaError(f"annotate_valid must be true or false, got {spec.annotate_valid!r}")
+    if spec.annotate_valid and not spec.annotate:
+        raise ColaError("annotate_valid only applies to a split job with annotate")
+    if splitting and (spec.valid_output is None or spec.invalid_output is None):
+        raise ColaError("a split job needs both valid_output and invalid_output")
 
 
-def _common_arguments() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--rules", required=True, metavar="FILE", help="the rules, as a JSON or YAML file")
-    common.add_argument(
-        "--checks", action="append", default=[], metavar="PACKAGE",
-        help="import this package of custom checks (@register_check) before reading the rules (repeatable)",
-    )
-    common.add_argument(
-        "--allow-external-access", action="store_true",
-        help="let the rules' SQL call JVM functions (reflect, java_method) and read files through "
-        "path relations; only for trusted rules (see the README's Security model)",
-    )
-    source = common.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="PATH", help="a file or folder to read")
-    source.add_argument("--table", metavar="NAME", help="a catalog table, e.g. db.orders")
-    source.add_argument("--query", metavar="SQL", help="a read-only SELECT or WITH query")
-    reading = common.add_argument_group("reading --input")
-    # Checked by parse_source rather than argparse choices, for one message on every Python.
-    reading.add_argument(
-        "--format", metavar="FORMAT", help=f"the input format: {', '.join(FORMATS)} (default: parquet)"
-    )
-    reading.add_argument(
-        "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
-        help="a reader option, e.g. header=true (repeatable)",
-    )
-    results = common.add_argument_group("results")
-    results.add_argument("--results", metavar="FILE", help="write the results summary here as JSON")
-    results.add_argument(
-        "--report", metavar="OUTPUT", help="write the report (one row per result) to this output"
-    )
-    results.add_argument(
-        "--html", metavar="FILE",
-        help="write the run's report here as one HTML page (with --history, with each rule's trend)",
-    )
-    results.add_argument("--pipeline", metavar="NAME", help="the pipeline name written in the report")
-    results.add_argument(
-        "--samples", type=int, default=0, metavar="N",
-        help="keep up to N offending rows of each failed row rule in the results (one extra job)",
-    )
-    history = common.add_argument_group("history")
-    history.add_argument(
-        "--history", metavar="OUTPUT", help="append one row per result to this history store (a path or an output)"
-    )
-    history.add_argument(
-        "--dataset", metavar="NAME", help="what was checked, in the history (default: the source's path or table)"
-    )
-    history.add_argument(
-        "--data-date", metavar="DATE",
-        help="the date of the data checked, an ISO date or timestamp (UTC without a zone); the "
-        "history keys the run by it, so a rerun or backfill compares with the interval before (default: the "
-        "run's own time)",
-    )
-    # Set by the Airflow operators: the task's ids and its DAG run's interval, for the report and the history.
-    history.add_argument("--dag-id", metavar="ID", help=argparse.SUPPRESS)
-    history.add_argument("--task-id", metavar="ID", help=argparse.SUPPRESS)
-    history.add_argument("--airflow-run-id", metavar="ID", help=argparse.SUPPRESS)
-    history.add_argument("--data-interval-start", metavar="DATE", help=argparse.SUPPRESS)
-    history.add_argument("--data-interval-end", metavar="DATE", help=argparse.SUPPRESS)
-    history.add_argument("--logical-date", metavar="DATE", help=argparse.SUPPRESS)
-    history.add_argument("--map-index", type=int, metavar="N", help=argparse.SUPPRESS)
-    results.add_argument(
-        "--fail-exit-code", type=int, default=exit_status.FAILED, metavar="N",
-        help="exit status when a check failed (default: 1; 0 lets a caller decide from --results)",
-    )
-    spark = common.add_argument_group("spark")
-    spark.add_argument(
-        "--master", metavar="URL",
-        help="the Spark master; by default spark-submit's, or local[*] when run directly with none set",
-    )
-    spark.add_argument(
-        "--remote", metavar="sc://HOST:PORT", type=remote_url,
-        help="run as a client of this Spark Connect server instead (no spark-submit; SPARK_REMOTE works too)",
-    )
-    spark.add_argument(
-        "--conf", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
-        help="a Spark setting for a session this command starts (repeatable)",
-    )
-    common.add_argument(
-        "-v", "--verbose", action="store_true", help="say on stderr which cola_core and Spark ran"
-    )
-    return common
+def _check_labels(spec: JobSpec) -> None:
+    """What the report and the history say about the run: its times as UTC ISO text."""
+    for name in _MOMENTS:
+        value = getattr(spec, name)
+        if value is not None:
+            _store(spec, name, checked_moment(value, name))
+    if spec.map_index is not None and (isinstance(spec.map_index, bool) or not isinstance(spec.map_index, int)):
+        raise ColaError(f"map_index must be a whole number, got {spec.map_index!r}")
+    if spec.dataset is not None and (not isinstance(spec.dataset, str) or not spec.dataset.strip()):
+        raise ColaError(f"dataset must be a non-empty name, got {spec.dataset!r}")
+    if spec.html is not None and (not isinstance(spec.html, str) or not spec.html.strip()):
+        raise ColaError(f"html must be the path of a file, got {spec.html!r}")
 
 
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key.strip(), value
-
-
-def _source_config(args: argparse.Namespace) -> dict[str, Any]:
-    if args.input is not None:
-        return {"path": args.input, "format": args.format or "parquet", "options": dict(args.option)}
-    if args.table is not None:
-        return {"table": args.table}
-    return {"query": args.query}
+def _flag(flag: str, value: str | None) -> list[str]:
+    return [] if value is None else [flag, value]
 
 
 def _source_argv(source: SourceSpec) -> list[str]:
@@ -479,25 +257,9 @@ def _source_argv(source: SourceSpec) -> list[str]:
     return ["--query", cast(str, source.query)]
 
 
-def _output_argument(text: str, flag: str, parse: Callable[[Any], OutputSpec] = parse_output) -> OutputSpec:
-    """An OUTPUT argument: inline JSON (``{"path": ..., "mode": ...}``) or a plain parquet path."""
-    config: Any = text
-    if text.lstrip().startswith("{"):
-        try:
-            config = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ColaOutputError(
-                f"{flag} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
-            ) from error
-    try:
-        return parse(config)
-    except ColaOutputError as error:
-        raise ColaOutputError(f"{flag}: {error}") from error
-
-
 def _output_text(output: OutputSpec) -> str:
-    """An output as :func:`_output_argument` reads it: the plain path when that says it all."""
+    """An output as an ``OUTPUT`` argument of the command line: the plain path when that says
+    it all (a parquet folder, written as the mode's default), its config as JSON otherwise."""
     config = output.to_config()
     plain = list(config) == ["path"] and not config["path"].lstrip().startswith("{")
     return config["path"] if plain else json.dumps(config)
-

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +72,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["SplitOutcome", "split_write"]
+__all__ = ["SplitOutcome", "StagedSplit", "split_write", "staged_split"]
 
 _LOG = logging.getLogger(__name__)
 VALID, INVALID = "valid", "invalid"
@@ -120,6 +121,20 @@ class _Destination:
         return f"{self.side} output {self.spec.target}"
 
 
+@dataclass(frozen=True)
+class StagedSplit:
+    """A split written to staging and measured, with nothing published yet.
+
+    Attributes:
+        results: what the staging write measured, one result per rule, in order.
+        publish: publish both outputs together, and return the outcome with the results it is
+            given (``results``, or those the caller made of them before publishing).
+    """
+
+    results: list[CheckResult]
+    publish: Callable[[list[CheckResult]], SplitOutcome]
+
+
 def split_write(
     df: DataFrame,
     checks: Sequence[BaseCheck],
@@ -129,9 +144,34 @@ def split_write(
     annotate: str | None = None,
     quarantine_key: Sequence[str] | None = None,
     annotate_valid: bool = False,
-    finish: Callable[[list[CheckResult]], list[CheckResult]] | None = None,
 ) -> SplitOutcome:
-    """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published together.
+    """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published
+    together: :func:`staged_split`, published at once.
+
+    Raises:
+        As :func:`staged_split`.
+    """
+    with staged_split(
+        df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key, annotate_valid=annotate_valid
+    ) as staged:
+        return staged.publish(staged.results)
+
+
+@contextmanager
+def staged_split(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    valid: Any,
+    invalid: Any,
+    *,
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+    annotate_valid: bool = False,
+) -> Iterator[StagedSplit]:
+    """Measure ``checks`` on ``df`` and write its valid and invalid rows to staging, in one pass;
+    the caller publishes them (``StagedSplit.publish``) inside the ``with`` block, after what
+    must be done while the source is still as it was read (samples, a sql rule's own output):
+    an output may overwrite it. Leaving the block cleans the staging up, published or not.
 
     Args:
         valid: where the rows that break no row-level rule go: an output config or a path.
@@ -140,9 +180,6 @@ def split_write(
         quarantine_key: columns naming an entity whose rows are rejected together.
         annotate_valid: with ``annotate``, write its column (NULL) to the valid output as
             well, so that the valid rows are published as written, without a copy.
-        finish: what to do with the results before anything is published (samples, a sql
-            rule's own output), while the source is still as it was read: an output may
-            overwrite it.
 
     Raises:
         ColaOutputError: a malformed or unwritable output, or a write or publish that failed;
@@ -175,16 +212,20 @@ def split_write(
             _choose_route(fs, destination, staging, columns)
         results = measure_block(df, checks, prepared, plan, observed=written.observed,
                                 distinct_counted=written.distinct)
-        if finish is not None:
-            results = finish(results)
-        for destination in destinations:
-            try:
-                _stage(spark, fs, destination, staging, flagged, columns)
-            except ColaOutputError as error:
-                reason = first_line(error.__cause__) if error.__cause__ is not None else str(error)
-                message = f"cannot write the {destination.label}: {reason}; nothing was published"
-                raise ColaOutputError(message) from error
-        _publish(spark, fs, destinations)
+
+        def publish(finished: list[CheckResult]) -> SplitOutcome:
+            for destination in destinations:
+                try:
+                    _stage(spark, fs, destination, staging, flagged, columns)
+                except ColaOutputError as error:
+                    reason = first_line(error.__cause__) if error.__cause__ is not None else str(error)
+                    message = f"cannot write the {destination.label}: {reason}; nothing was published"
+                    raise ColaOutputError(message) from error
+            _publish(spark, fs, destinations)
+            return SplitOutcome(finished, written.counts[VALID], written.counts[INVALID], written.rejections)
+
+        # A _RowRulesFailed raised while publishing comes back here, to the handler below.
+        yield StagedSplit(results, publish)
     except _RowRulesFailed as failure:
         results = measure_block(df, checks, prepared, plan)
         unmeasured = [r.message for r in results if r.evaluation_failed]
@@ -192,7 +233,6 @@ def split_write(
         raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
     finally:
         _clean_up(spark, fs, staging.folder, destinations)
-    return SplitOutcome(results, written.counts[VALID], written.counts[INVALID], written.rejections)
 
 
 class _RowRulesFailed(Exception):

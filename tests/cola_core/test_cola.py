@@ -1,4 +1,4 @@
-"""``Cola`` (``cola.py``): its settings, parsing once, and the outputs ``run`` writes itself."""
+"""``Cola`` (``cola.py``): its settings, parsing once, and the outputs a run writes (through the runner)."""
 
 from __future__ import annotations
 
@@ -63,3 +63,19 @@ def test_a_failing_sql_rule_writes_its_failed_rows_to_its_output(spark, tiny, tm
     assert [row.id for row in spark.read.json(str(target)).collect()] == [3]
     assert not (tmp_path / "never").exists()  # a passing rule writes nothing
 
+
+
+@pytest.mark.spark
+def test_what_a_run_writes_goes_through_the_runner(spark, tiny, tmp_path, monkeypatch):
+    import cola_core.runner as runner_module
+
+    written = []
+    monkeypatch.setattr(runner_module, "write_output", lambda rows, output: written.append(
+        ([row.id for row in rows.collect()], output.path)
+    ))
+    target = str(tmp_path / "no_name")
+    rules = [{"type": "sql", "failed_rows": "SELECT id FROM _validation_df WHERE name IS NULL",
+              "output": {"path": target, "format": "json"}}]
+    [result] = Cola(allow_external_access=True).run(tiny, rules)
+    assert (result.passed, written) == (False, [([3], target)])
+    assert not (tmp_path / "no_name").exists()  # the runner's write, replaced here, is the only one

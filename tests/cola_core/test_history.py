@@ -14,6 +14,7 @@ import pytest
 
 from cola_core import Cola, ColaError, ColaOutputError
 from cola_core._format import format_number
+from cola_core.cli_args import job_from_argv
 from cola_core.history import (
     ADDED_COLUMNS,
     HISTORY_COLUMNS,
@@ -30,7 +31,7 @@ from cola_core.history import (
     rule_trend,
     top_offenders,
 )
-from cola_core.job import JobSpec, job_parser
+from cola_core.job import JobSpec
 from cola_core.specs import history_spec, parse_source
 from cola_helpers import DATA, ORDERS_ARGV
 
@@ -204,11 +205,11 @@ def test_the_job_spec_carries_the_history_through_its_command_line(tmp_path):
                    dag_id="d", task_id="t", airflow_run_id="r")
     assert spec.history.mode == "append"
     argv = dataclasses.replace(spec, source=parse_source({"path": "/in", "format": "csv"})).to_argv()
-    again = JobSpec.from_args(job_parser().parse_args(argv))
+    again = job_from_argv(argv)
     assert (again.history, again.dataset, again.dag_id, again.task_id, again.airflow_run_id) == (
         spec.history, "x", "d", "t", "r",
     )
-    assert JobSpec.from_json(again.to_json()) == again
+    assert job_from_argv(again.to_argv()) == again
     with pytest.raises(ColaError, match=r"^dataset is written beside the results in a history store; give history"):
         JobSpec(rules=(), dataset="x")
 
@@ -230,10 +231,9 @@ def test_the_job_spec_carries_the_data_interval_and_the_task_s_ids_with_or_witho
         "--data-interval-end", "2024-01-02T00:00:00+00:00", "--logical-date", "2024-01-02T00:00:00+00:00",
         "--map-index", "2",
     ]
-    assert JobSpec.from_args(job_parser().parse_args(argv)) == spec
-    assert JobSpec.from_json(spec.to_json()) == spec
+    assert job_from_argv(argv) == spec
     with pytest.raises(ColaError) as raised:
-        JobSpec.from_args(job_parser().parse_args([*argv[:argv.index("--data-date")], "--data-date", "2024-02-30"]))
+        job_from_argv([*argv[:argv.index("--data-date")], "--data-date", "2024-02-30"])
     assert str(raised.value) == (
         "--data-date must be an ISO date or timestamp such as 2024-01-31 or 2024-01-31T06:00:00Z: "
         "day is out of range for month"
@@ -369,7 +369,7 @@ def test_the_baselines_of_a_block_are_one_query(spark, tmp_path, job_counter):
              {"type": "max", "column": "id", "must_be": "anomaly < 3"}]
     df = spark.range(10)
     Cola().run(df, rules, history=store, dataset="d")
-    from cola_core.cola import _with_history
+    from cola_core.runner import _with_history
     from cola_core.specs import history_spec as spec_of
 
     checks = Cola().parse(rules)

@@ -733,34 +733,3 @@ def test_the_index_takes_a_severity_that_is_not_even_hashable():
     assert '<circle cx="4.0" cy="12.0" r="2.5" fill="#59636e"><title>2026-05-01 12:00:00+00:00: 1 ' \
            "([&#x27;fail&#x27;])</title></circle>" in page
     assert_self_contained(page)
-
-
-def test_a_page_not_written_after_the_run_warns_with_the_errors_type_unless_it_is_ours_or_spark_names_it(
-    tmp_path, monkeypatch, capsys
-):
-    import cola_core.cli as cli
-
-    class Py4JJavaError(Exception):  # as py4j raises it: the JVM's class is in its text
-        __module__ = "py4j.protocol"
-
-    errors = [
-        KeyError("x"),  # a bug: without its type, "'x'" said nothing
-        KeyError(),
-        RuntimeError("boom\nthe rest"),
-        ColaOutputError("cannot write the page 'p': [Errno 28] No space left on device"),
-        Py4JJavaError("An error occurred while calling o1.collectToPython.\n: org.apache.spark.SparkException: bad"),
-        Py4JJavaError("no class named"),
-    ]
-    for error in errors:
-        def fail(*_, error=error):
-            raise error
-
-        monkeypatch.setattr(cli, "report_page", fail)
-        cli._write_report_page(None, None, None, tmp_path / "report.html")
-    reasons = ["KeyError: 'x'", "KeyError", "RuntimeError: boom",
-               "cannot write the page 'p': [Errno 28] No space left on device",
-               "org.apache.spark.SparkException: bad", "Py4JJavaError: no class named"]
-    assert capsys.readouterr().err.splitlines() == [
-        f"cola: warning: the HTML report was not written: {reason}" for reason in reasons
-    ]
-    assert not (tmp_path / "report.html").exists()

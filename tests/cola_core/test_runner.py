@@ -1,17 +1,29 @@
 """``load_job`` and ``run_job`` (``runner.py``): a job read from its source, measured, split
-and written, with its rules parsed exactly once."""
+and written, with its rules parsed exactly once; and the files a run leaves on the driver (the
+HTML page, whose failure is a warning, and the results file)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 
 import pytest
 
 import cola_core.cola as cola_module
-from cola_core import Cola, ColaRuleError, JobSpec, run_job
+import cola_core.runner as runner_module
+from cola_core import CheckResult, Cola, ColaOutputError, ColaRuleError, JobSpec, run_job
 from cola_core.history import read_history
-from cola_core.runner import LoadedJob, load_job, report_page
+from cola_core.report import refusal_results, summarise
+from cola_core.runner import (
+    JobOutcome,
+    LoadedJob,
+    load_job,
+    remove_earlier_file,
+    report_page,
+    write_report_page,
+    write_results_file,
+)
 from cola_core.specs import history_spec, parse_output, parse_source
 
 pytestmark = pytest.mark.spark
@@ -46,7 +58,7 @@ def source(spark, tmp_path_factory):
 
 @pytest.fixture
 def parse_calls(monkeypatch):
-    """Every call of the rule parser, recorded; the engine parses through ``cola_core.cola``."""
+    """Every call of the rule parser, recorded: ``Cola.parse`` and ``load_job`` both call it."""
     calls: list[tuple] = []
     original = cola_module.parse_rules
 
@@ -55,6 +67,7 @@ def parse_calls(monkeypatch):
         return original(*args)
 
     monkeypatch.setattr(cola_module, "parse_rules", recording)
+    monkeypatch.setattr(runner_module, "parse_rules", recording)
     return calls
 
 
@@ -132,6 +145,8 @@ def test_the_report_page_shows_the_runs_validated_at_as_its_history_rows_carry_i
     outcome = run_job(spec, spark)
     assert outcome.validated_at is not None and before <= outcome.validated_at <= dt.datetime.now(dt.timezone.utc)
     page = report_page(spark, spec, outcome)
+    assert write_report_page(spark, spec, outcome, tmp_path / "report.html") is None
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
     [shown] = re.findall(r"<dt>validated at</dt><dd>(.*?)</dd>", page)
     assert shown == outcome.validated_at.isoformat(sep=" ", timespec="seconds")
     # The history's timestamps, formatted in the session's time zone (UTC in the tests).
@@ -145,3 +160,69 @@ def test_the_report_page_shows_the_runs_validated_at_as_its_history_rows_carry_i
     ) in page
     # With a history, each rule draws the trend of its runs: one so far.
     assert page.count("<svg") == len(RULES)
+
+
+# -- the files a run leaves on the driver --------------------------------------------------------
+
+
+def test_a_page_not_written_after_the_run_is_a_warning_with_the_errors_type_unless_it_is_ours_or_spark_names_it(
+    tmp_path, monkeypatch
+):
+    class Py4JJavaError(Exception):  # as py4j raises it: the JVM's class is in its text
+        __module__ = "py4j.protocol"
+
+    errors = [
+        KeyError("x"),  # a bug: without its type, "'x'" said nothing
+        KeyError(),
+        RuntimeError("boom\nthe rest"),
+        ColaOutputError("cannot write the page 'p': [Errno 28] No space left on device"),
+        Py4JJavaError("An error occurred while calling o1.collectToPython.\n: org.apache.spark.SparkException: bad"),
+        Py4JJavaError("no class named"),
+    ]
+    warnings = []
+    for error in errors:
+        def fail(*_, error=error):
+            raise error
+
+        monkeypatch.setattr(runner_module, "report_page", fail)
+        warnings.append(write_report_page(None, None, None, tmp_path / "report.html"))
+    reasons = ["KeyError: 'x'", "KeyError", "RuntimeError: boom",
+               "cannot write the page 'p': [Errno 28] No space left on device",
+               "org.apache.spark.SparkException: bad", "Py4JJavaError: no class named"]
+    assert warnings == [f"the HTML report was not written: {reason}" for reason in reasons]
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_an_interrupt_while_the_page_is_built_is_no_warning(tmp_path, monkeypatch):
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_module, "report_page", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_report_page(None, None, None, tmp_path / "report.html")
+
+
+def test_the_results_file_holds_the_summary_or_the_refusal_and_replaces_the_earlier_one(tmp_path):
+    path = tmp_path / "out" / "results.json"
+    summary = summarise([CheckResult("row_count", True, "row_count = 3", rule_id="r")])
+    write_results_file(path, summary)
+    assert json.loads(path.read_text(encoding="utf-8")) == summary
+    write_results_file(path, refusal_results("no such table"))
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "no such table"}}
+    remove_earlier_file(path, "results file")
+    remove_earlier_file(path, "results file")  # none left: nothing to do
+    assert sorted(p.name for p in path.parent.iterdir()) == []
+
+
+def test_an_earlier_file_that_cannot_be_removed_is_an_output_error(tmp_path):
+    folder = tmp_path / "results.json"
+    folder.mkdir()
+    with pytest.raises(ColaOutputError) as raised:
+        remove_earlier_file(folder, "results file")
+    assert str(raised.value) == (
+        f"cannot remove the earlier results file {str(folder)!r}: [Errno 21] Is a directory: {str(folder)!r}"
+    )
+
+
+def test_job_outcome_passes_as_its_summary_says():
+    assert JobOutcome([], {"passed": True}).passed and not JobOutcome([], {"passed": False}).passed

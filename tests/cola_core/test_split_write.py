@@ -781,3 +781,22 @@ def test_rejections_are_observed_when_an_aggregate_fails_on_the_data(spark, tmp_
     outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
     assert outcome.results[1].message.startswith("row_count: Spark could not evaluate the rule on this data")
     assert outcome.rejections == {"not_null(v)": 1}
+
+
+def test_a_staged_split_publishes_only_when_its_caller_says_so_and_leaves_no_staging(spark, orders, tmp_path):
+    from cola_core.split_write import staged_split
+
+    checks = Cola().parse(RULES)
+    valid, invalid = str(tmp_path / "valid"), str(tmp_path / "invalid")
+    with staged_split(orders, checks, valid, invalid, annotate="codes") as staged:
+        # Measured on the staging write, with nothing published: the caller may still read the source.
+        assert staged.results == Cola().run(orders, RULES)
+        assert visible(tmp_path) != ["source"]  # the staging folder
+        assert not os.path.exists(valid) and not os.path.exists(invalid)
+    assert visible(tmp_path) == ["source"]  # left unpublished: the staging is gone, and nothing else came
+    finished = [CheckResult("custom", True, "finished by the caller")]
+    with staged_split(orders, checks, valid, invalid, annotate="codes") as staged:
+        outcome = staged.publish(finished)
+    assert outcome == SplitOutcome(finished, 3, 3, {"not_null(email)": 1, "AMOUNT_NEGATIVE": 1, "unique(order_id)": 2})
+    assert rows_of(spark, valid, *COLUMNS) == VALID_ROWS
+    assert visible(tmp_path) == ["invalid", "source", "valid"]
