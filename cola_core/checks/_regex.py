@@ -82,7 +82,9 @@ def _property_problem(escape: str) -> str | None:
     )
 
 
-def _pythonise(pattern: str) -> tuple[str, list[int]]:
+# One pass over the pattern, one branch per Java construct, each a few lines: split up, the
+# scanner's state (position, class depth, output) would be passed between functions instead.
+def _pythonise(pattern: str) -> tuple[str, list[int]]:  # noqa: C901
     """Translate Java-only constructs; return the text and, for each character, its origin.
 
     Raises:
