@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cola_core import exit_status
 from cola_core._format import cut_text, format_number
 from cola_core._values import plain_number
 from cola_core.errors import ColaError
@@ -212,7 +213,7 @@ def write_results_file(path: Path, summary: Mapping[str, Any]) -> None:
     replace_file(path, results_text(summary), "the results file")
 
 
-def refusal_results(message: str, exit_code: int = 2) -> dict[str, Any]:
+def refusal_results(message: str, exit_code: int = exit_status.REFUSED) -> dict[str, Any]:
     """The results file of a run the job refused (a usage, source or rule error).
 
     A results file that says why the run was refused lets the Airflow operators fail the
