@@ -18,16 +18,6 @@ from connect_server import connect_server
 settings.register_profile("cola", deadline=None)
 settings.load_profile("cola")
 
-# Every JVM the tests start lives for seconds or minutes on small data: this session's, each
-# `cola` command's and spark-submit's, the Connect server's. On two cores the quick compiler
-# alone and the serial collector run them faster: measured in paired runs on a busy 2-core
-# machine, a `cola check` of the orders fixture took 38-46 s with the quick compiler against
-# 63-74 s without, the serial collector took another 13-16% off, and test_split_write.py with
-# test_planner.py took 389 and 181 s with both against 442 and 317 s without. These options
-# change how Java compiles and collects, never what Spark computes. A value already set wins.
-FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-os.environ.setdefault("SPARK_SUBMIT_OPTS", FAST_JVM)
-
 
 @pytest.fixture(scope="session")
 def connect_url():
