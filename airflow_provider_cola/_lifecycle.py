@@ -226,7 +226,18 @@ class ColaTask:
     """
 
     _secret_settings: ClassVar[Sequence[str]] = ("conf",)
-    _lifecycle: TaskLifecycle
+    _cola_lifecycle: TaskLifecycle
+
+    @property
+    def _lifecycle(self) -> TaskLifecycle:
+        """The lifecycle of this task object. Airflow runs a copy of the task it was given
+        (``BaseOperator.prepare_for_execution``), and what the run leaves on the task (its
+        summary, read by the OpenLineage listener and the outlets) must land on the copy that
+        ran: a lifecycle made for another object is made again for this one."""
+        lifecycle = self._cola_lifecycle
+        if lifecycle._task is not self:
+            lifecycle = self._cola_lifecycle = TaskLifecycle(self)
+        return lifecycle
 
     def _take_task_arguments(self, given: Mapping[str, Any]) -> None:
         """Check and keep the arguments every Cola task takes, from its ``__init__``'s ``locals()``
@@ -246,7 +257,7 @@ class ColaTask:
         self.on_quality_severity = checked_on_quality_severity(given["on_quality_severity"])
         self.samples = checked_samples(given["samples"])
         self.allow_external_access = checked_switch(given["allow_external_access"], "allow_external_access")
-        self._lifecycle = TaskLifecycle(self)
+        self._cola_lifecycle = TaskLifecycle(self)
 
     def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
         """Render, then register secret-named values with the masker.

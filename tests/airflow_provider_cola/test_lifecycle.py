@@ -62,3 +62,20 @@ def test_a_task_killed_before_spark_submit_starts_submits_nothing(tmp_path):
     operator.on_kill()
     with pytest.raises(AirflowTaskTerminated):
         SparkSubmitRun(operator)._submit(NeverSubmitted(), ResultsFile(tmp_path))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("entry_point", ["operator", "decorator"])
+def test_the_copy_airflow_runs_has_a_lifecycle_of_its_own(entry_point):
+    # Airflow executes a copy of the task (prepare_for_execution); the summary the run leaves
+    # for the OpenLineage listener and the outlets must land on that copy, and a kill of the
+    # copy must interrupt what the copy runs.
+    if entry_point == "operator":
+        task = ColaCheckOperator(task_id="copied", rules=RULES, source=SOURCE)
+    else:
+        task = _ColaCheckDecoratedOperator(task_id="copied", python_callable=numbers, rules=RULES)
+    running = task.prepare_for_execution()
+    assert running is not task
+    assert running._lifecycle._task is running
+    assert task._lifecycle._task is task
+    running.on_kill()
+    assert (running._lifecycle.killed, task._lifecycle.killed) == (True, False)
