@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["SplitOutcome", "StagedSplit", "split_write", "staged_split"]
+__all__ = ["SplitOutcome", "StagedSplit", "staged_split"]
 
 _LOG = logging.getLogger(__name__)
 VALID, INVALID = "valid", "invalid"
@@ -133,28 +133,6 @@ class StagedSplit:
 
     results: list[CheckResult]
     publish: Callable[[list[CheckResult]], SplitOutcome]
-
-
-def split_write(
-    df: DataFrame,
-    checks: Sequence[BaseCheck],
-    valid: Any,
-    invalid: Any,
-    *,
-    annotate: str | None = None,
-    quarantine_key: Sequence[str] | None = None,
-    annotate_valid: bool = False,
-) -> SplitOutcome:
-    """Measure ``checks`` on ``df`` and write its valid and invalid rows, in one pass, published
-    together: :func:`staged_split`, published at once.
-
-    Raises:
-        As :func:`staged_split`.
-    """
-    with staged_split(
-        df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key, annotate_valid=annotate_valid
-    ) as staged:
-        return staged.publish(staged.results)
 
 
 @contextmanager
