@@ -22,12 +22,15 @@ def numbers(spark):
     return spark.range(3)
 
 
+def _task(entry_point: str, task_id: str):
+    if entry_point == "operator":
+        return ColaCheckOperator(task_id=task_id, rules=RULES, source=SOURCE)
+    return _ColaCheckDecoratedOperator(task_id=task_id, python_callable=numbers, rules=RULES)
+
+
 @pytest.mark.parametrize("entry_point", ["operator", "decorator"])
 def test_a_kill_interrupts_what_runs_then_stops_the_task(entry_point):
-    if entry_point == "operator":
-        task = ColaCheckOperator(task_id="killed", rules=RULES, source=SOURCE)
-    else:
-        task = _ColaCheckDecoratedOperator(task_id="killed", python_callable=numbers, rules=RULES)
+    task = _task(entry_point, "killed")
     lifecycle = task._lifecycle
     interrupted: list[str] = []
     lifecycle.stop_if_killed()  # not killed: nothing happens
@@ -69,10 +72,7 @@ def test_the_copy_airflow_runs_has_a_lifecycle_of_its_own(entry_point):
     # Airflow executes a copy of the task (prepare_for_execution); the summary the run leaves
     # for the OpenLineage listener and the outlets must land on that copy, and a kill of the
     # copy must interrupt what the copy runs.
-    if entry_point == "operator":
-        task = ColaCheckOperator(task_id="copied", rules=RULES, source=SOURCE)
-    else:
-        task = _ColaCheckDecoratedOperator(task_id="copied", python_callable=numbers, rules=RULES)
+    task = _task(entry_point, "copied")
     running = task.prepare_for_execution()
     assert running is not task
     assert running._lifecycle._task is running
