@@ -70,10 +70,9 @@ def write_report_page(path: Path, spark: SparkSession, spec: JobSpec, outcome: J
     Raises:
         ColaOutputError: the page cannot be written, or the history read for its trends.
     """
-    from cola_core.pages import write_page
-    from cola_core.runner import report_page
+    from cola_core.runner import write_run_page
 
-    write_page(path, report_page(spark, spec, outcome))
+    write_run_page(spark, spec, outcome, path)
 
 
 def report_record(path: Path) -> dict[str, str]:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TREND_RUNS", "JobOutcome", "LoadedJob", "load_job", "remove_earlier_file", "report_page", "run_checks",
-    "run_job", "run_split", "write_report_page", "write_results_file",
+    "run_job", "run_split", "write_report_page", "write_results_file", "write_run_page",
 ]
 
 # The runs of each rule whose trend a report draws, with a history.
@@ -331,10 +331,19 @@ def write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, p
     still stops the caller.
     """
     try:
-        write_page(path, report_page(spark, spec, outcome))
+        write_run_page(spark, spec, outcome, path)
     except Exception as error:
         return f"the HTML report was not written: {_why_not(error)}"
     return None
+
+
+def write_run_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> None:
+    """Write the run's HTML report (:func:`report_page`) to ``path``, atomically.
+
+    Raises:
+        ColaOutputError: the page cannot be written, or the history read for its trends.
+    """
+    write_page(path, report_page(spark, spec, outcome))
 
 
 # Spark's errors (py4j's, pyspark's) whose first line names the JVM class that failed.
