@@ -2,7 +2,7 @@
 
 A store on this machine's disk (a parquet or ORC folder on a local path) is read without
 Spark (``_light_index``, pyarrow). A table store, or a folder on other storage, only Spark
-reads: its index is built by a Spark query (``cola_core.history.index_rows``) in a background
+reads: its index is built by a Spark query (``cola_core.history.store.index_rows``) in a background
 thread, which starts a local session (``local[1]``) for it once; meanwhile the last index
 built is served, or :class:`IndexBeingBuilt` says that it is being built.
 """
@@ -20,7 +20,7 @@ from airflow_provider_cola._light_index import local_store_folder, read_local_in
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from cola_core.specs import OutputSpec
+    from cola_core.storage.specs import OutputSpec
 
 __all__ = ["BEING_BUILT", "INDEX_RUNS", "IndexBeingBuilt", "StoreUnreadable", "index_spark", "store_index"]
 
@@ -60,7 +60,7 @@ def index_spark() -> SparkSession:
     Asked for again on each query rather than kept: ``getOrCreate`` gives the running session,
     and a new one if something else in the process stopped it.
     """
-    from cola_core.session import spark_session
+    from cola_core.storage.session import spark_session
 
     with _spark_lock:
         session, _ = spark_session("local[1]", [("spark.ui.enabled", "false")], app_name="cola-plugin")
@@ -73,8 +73,8 @@ def _store_spec(store: str) -> OutputSpec:
     Raises:
         StoreUnreadable: it is not a history store spec.
     """
+    from cola_core.cli.history import checked_history_arguments
     from cola_core.errors import ColaError
-    from cola_core.history_cli import checked_history_arguments
 
     try:
         return checked_history_arguments(Namespace(history=store, action=None))
@@ -95,7 +95,7 @@ def store_index(store: str, cache_seconds: int) -> str:
             (its last background build failed: the traceback is in the log).
         IndexBeingBuilt: no index of a table store is ready yet.
     """
-    from cola_core.pages import render_index
+    from cola_core.report.pages import render_index
 
     spec = _store_spec(store)
     folder = local_store_folder(spec)
@@ -140,8 +140,8 @@ def _built_in_background(store: str, spec: OutputSpec, cached: tuple[float, str]
 def _build_index(store: str, spec: OutputSpec) -> None:
     """Build the index of ``spec`` with Spark and keep it (or why it failed) for the next views."""
     from cola_core.errors import ColaError
-    from cola_core.history import index_rows
-    from cola_core.pages import render_index
+    from cola_core.history.store import index_rows
+    from cola_core.report.pages import render_index
 
     try:
         page = render_index(index_rows(index_spark(), spec, runs=INDEX_RUNS))

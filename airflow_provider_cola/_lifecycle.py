@@ -32,9 +32,9 @@ from airflow_provider_cola._rules import RuleBlock, dag_folder, load_rules
 from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_text
 from airflow_provider_cola.alerts import checked_on_quality, checked_on_quality_severity
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, refusal_of
-from cola_core._spark_errors import first_line
+from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError
-from cola_core.job import JobSpec
+from cola_core.job.spec import JobSpec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
     from pyspark.sql import DataFrame, SparkSession
 
-    from cola_core.runner import JobOutcome, LoadedJob
+    from cola_core.job.runner import JobOutcome, LoadedJob
 
 __all__ = ["ColaTask", "InProcessRun", "TaskLifecycle", "job_spec"]
 
@@ -152,8 +152,8 @@ class TaskLifecycle:
                 Spark refused a query (``errors.refusal_of``): as ``cola`` refuses them, without a retry.
             AirflowTaskTerminated: the task was killed while it ran.
         """
-        from cola_core.runner import run_job
-        from cola_core.session import stop_session
+        from cola_core.job.runner import run_job
+        from cola_core.storage.session import stop_session
 
         if page is not None:
             page.unlink(missing_ok=True)

@@ -4,7 +4,7 @@ The API server must not start Spark to draw ``/cola/``: a JVM costs a minute to 
 busy host and its memory for as long as the server runs. A history store that is a parquet or
 ORC folder on a local path is read here with pyarrow (which the apache-spark provider already
 installs), only the columns the index needs, and handed to the engine's own
-``cola_core.history_index.index_entries``: the index is the one ``cola history html`` draws.
+``cola_core.history.index.index_entries``: the index is the one ``cola history html`` draws.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cola_core.history_index import index_entries
+from cola_core.history.index import index_entries
 
 if TYPE_CHECKING:
-    from cola_core.specs import OutputSpec
+    from cola_core.storage.specs import OutputSpec
 
 __all__ = ["local_store_folder", "read_local_index"]
 
@@ -46,7 +46,7 @@ def local_store_folder(spec: OutputSpec) -> Path | None:
 
 
 def read_local_index(folder: Path, file_format: str, runs: int) -> list[dict[str, Any]]:
-    """The index entries of the store in ``folder`` (``cola_core.history_index.index_entries``).
+    """The index entries of the store in ``folder`` (``cola_core.history.index.index_entries``).
 
     Every part file is read, as one pyarrow dataset with the columns the index needs: a part
     written before a column existed (``history.ADDED_COLUMNS``) reads it as NULL, as the engine

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from airflow_provider_cola.alerts import AlertSeverity, AlertTarget, code_of, headline, result_line, send_alerts
 from airflow_provider_cola.errors import ColaChecksFailed
-from cola_core.result import SEVERITIES, Severity
+from cola_core.language.result import SEVERITIES, Severity
 
 if TYPE_CHECKING:
     from airflow.sdk import BranchMixIn, Context
@@ -52,7 +52,7 @@ def checked_on_failure(on_failure: Any) -> OnFailure:
 def checked_samples(samples: Any) -> int:
     """Refuse (at DAG parse time) a ``samples`` that is not a whole number >= 0."""
     from cola_core.errors import ColaError
-    from cola_core.job import checked_samples as cola_checked_samples
+    from cola_core.job.spec import checked_samples as cola_checked_samples
 
     try:
         return cola_checked_samples(samples)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core import Cola, ColaError
-from cola_core.rules_file import read_rules_file
-from cola_core.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source
-from cola_core.storage import missing_local_path
+from cola_core.language.files import read_rules_file
+from cola_core.storage.readwrite import missing_local_path
+from cola_core.storage.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source
 
 if TYPE_CHECKING:
     from cola_core.checks.base import BaseCheck

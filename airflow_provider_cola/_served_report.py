@@ -20,7 +20,7 @@ from fastapi import HTTPException
 __all__ = ["MAX_REPORT_BYTES", "opened_path", "read_page", "servable"]
 
 # The largest report served: a page is read whole into memory to be hashed, and Cola's own pages
-# stay near cola_core.pages.PAGE_BYTES (300 kB), so a bigger file is not one of them.
+# stay near cola_core.report.pages.PAGE_BYTES (300 kB), so a bigger file is not one of them.
 MAX_REPORT_BYTES = 10_000_000
 
 

@@ -33,7 +33,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_provider_cola._outcome import ASSET_EXTRA_KEY, SEVERITIES, asset_extra, checked_branch
 from airflow_provider_cola.errors import ColaProviderError
-from cola_core.result import Severity
+from cola_core.language.result import Severity
 
 __all__ = [
     "ASSET_EXTRA_KEY",

@@ -76,7 +76,7 @@ def refusal_of(error: BaseException) -> ColaJobRefused | None:
     Returns:
         The ``ColaJobRefused`` to raise ``from error``, or None to let ``error`` through.
     """
-    from cola_core._spark_errors import first_line, is_unreachable
+    from cola_core.common.spark_errors import first_line, is_unreachable
     from cola_core.errors import ColaError
 
     if isinstance(error, ColaError):

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey
     from pyspark.sql import SparkSession
 
-    from cola_core.job import JobSpec
-    from cola_core.runner import JobOutcome
+    from cola_core.job.runner import JobOutcome
+    from cola_core.job.spec import JobSpec
 
 __all__ = [
     "REPORT_XCOM_KEY", "URL_PREFIX", "ColaReportLink", "checked_report_path", "push_report", "report_record",
@@ -52,7 +52,7 @@ def checked_report_path(html_report: Any) -> Path | None:
     """
     if html_report is None:
         return None
-    from cola_core.pages import checked_page_path
+    from cola_core.report.pages import checked_page_path
 
     if not isinstance(html_report, str):
         raise ColaConfigError(f"html_report must be the path of a file, got {html_report!r}")
@@ -64,13 +64,13 @@ def checked_report_path(html_report: Any) -> Path | None:
 
 def write_report_page(path: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> None:
     """Write the HTML report page of a job run in this process, as ``cola --html`` does for the driver
-    (``cola_core.runner.report_page``: the run's ``validated_at``, and with a history the
+    (``cola_core.job.runner.report_page``: the run's ``validated_at``, and with a history the
     trends of the dataset's last runs, this one included).
 
     Raises:
         ColaOutputError: the page cannot be written, or the history read for its trends.
     """
-    from cola_core.runner import write_run_page
+    from cola_core.job.runner import write_run_page
 
     write_run_page(spark, spec, outcome, path)
 

@@ -11,7 +11,7 @@ Registered through the ``airflow.plugins`` entry point. It mounts a small FastAP
   its bytes hash to the recorded SHA-256; anything else is a 404 that says why.
 - ``/cola/``: to an authenticated user. With ``[cola] history_store`` set (a path, or a JSON
   output spec, as ``cola history --history`` takes it), the index of that history store
-  (``cola_core.pages.render_index``), to a user who may read every DAG of the metadata DB and
+  (``cola_core.report.pages.render_index``), to a user who may read every DAG of the metadata DB and
   its XComs (the store holds them all), rendered at most every ``[cola] index_cache_seconds``;
   without it, the latest reports recorded in XCom of the DAGs whose XComs that user may read.
 
@@ -26,7 +26,7 @@ The index over a history store is the one ``cola history html`` draws, and no re
 for a JVM: a store on this machine's disk (a parquet or ORC folder on a local path) is read
 without Spark (``_light_index``, pyarrow), in well under a second for a thousand runs. A table
 store, or a folder on other storage (``s3a://``, ``hdfs://``), only Spark reads: its index is
-built by a Spark query (``cola_core.history.index_rows``) in a background thread of the API
+built by a Spark query (``cola_core.history.store.index_rows``) in a background thread of the API
 server worker, which starts a local session (``local[1]``) for it once; meanwhile the last
 index built is served, or a 503 page saying that it is being built.
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchmarks.block import CPF_PATTERN, EMAIL_PATTERN
 from benchmarks.generate import STATUSES
-from cola_core.checks.validity import NAMED_FORMATS
+from cola_core.checks.conditions import NAMED_FORMATS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -48,9 +48,9 @@ print(json.dumps({"seconds": seconds}))
 _SPARK = """
 import json, sys, time
 started = time.perf_counter()
-from cola_core.history import index_rows
-from cola_core.pages import render_index
-from cola_core.session import spark_session
+from cola_core.history.store import index_rows
+from cola_core.report.pages import render_index
+from cola_core.storage.session import spark_session
 spark, _ = spark_session("local[1]", [("spark.ui.enabled", "false")], app_name="cola-plugin")
 page = render_index(index_rows(spark, sys.argv[1], runs=20))
 seconds = time.perf_counter() - started
@@ -64,7 +64,7 @@ def write_store(folder: Path, runs: int, rules: int) -> None:
     from pyspark.sql import functions as F
 
     from benchmarks.session import benchmark_session
-    from cola_core.history import HISTORY_COLUMNS
+    from cola_core.history.store import HISTORY_COLUMNS
 
     spark = benchmark_session()
     start = F.lit("2024-01-01").cast("timestamp")

@@ -23,7 +23,7 @@ from benchmarks import hand80
 from benchmarks.block import BLOCK, BLOCK_80, CPF_PATTERN
 from benchmarks.generate import STATUSES
 from cola_core import CheckResult, Cola
-from cola_core.checks.validity import NAMED_FORMATS
+from cola_core.checks.conditions import NAMED_FORMATS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

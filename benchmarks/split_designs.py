@@ -59,7 +59,7 @@ from benchmarks.plans import BLOCK_SPECS
 from benchmarks.run import JvmClock
 from benchmarks.session import benchmark_session, input_records
 from cola_core import Cola
-from cola_core.checks.validity import NAMED_FORMATS
+from cola_core.checks.conditions import NAMED_FORMATS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

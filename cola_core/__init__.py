@@ -3,7 +3,7 @@
 It depends on pyspark and the standard library only, so it runs in any Spark job, notebook or
 Airflow task, and ships to a cluster as a plain zip.
 
-The names here are the public API. Custom checks also use :mod:`cola_core.params` to declare
+The names here are the public API. Custom checks also use :mod:`cola_core.language.params` to declare
 their parameters.
 """
 
@@ -13,15 +13,15 @@ from cola_core._version import __version__ as __version__
 from cola_core.checks.base import BaseCheck, Capability, RuleOptions
 from cola_core.cola import Cola
 from cola_core.errors import ColaError, ColaOutputError, ColaRuleError, ColaSourceError, ThresholdError
-from cola_core.job import JobSpec
-from cola_core.registry import load_checks, register_check
-from cola_core.report import summarise
-from cola_core.result import CheckResult, RuleSeverity, Severity
-from cola_core.runner import JobOutcome, run_job
-from cola_core.specs import OutputSpec, SourceSpec
-from cola_core.split import ColaSplit
-from cola_core.split_write import SplitOutcome
-from cola_core.thresholds import Threshold, parse_threshold
+from cola_core.job.runner import JobOutcome, run_job
+from cola_core.job.spec import JobSpec
+from cola_core.language.result import CheckResult, RuleSeverity, Severity
+from cola_core.language.thresholds import Threshold, parse_threshold
+from cola_core.plan.split import ColaSplit
+from cola_core.plan.staged_split import SplitOutcome
+from cola_core.report.results import summarise
+from cola_core.ruleset.registry import load_checks, register_check
+from cola_core.storage.specs import OutputSpec, SourceSpec
 
 __all__ = [
     "BaseCheck",

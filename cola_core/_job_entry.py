@@ -13,7 +13,7 @@ import sys
 
 # Python puts this script's folder, the cola_core package itself, first on sys.path. That is
 # harmless because no module of cola_core is named like a standard-library one (a test says so).
-from cola_core.cli import main
+from cola_core.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

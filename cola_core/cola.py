@@ -1,7 +1,7 @@
 """``Cola``: the registry of rule types and the entry point for ``run`` and ``split``.
 
 ``Cola`` parses rules with its registry and settings; what a run measures and writes (a sql
-rule's failed rows, the history, a split's outputs) is done by ``cola_core.runner``, the one
+rule's failed rows, the history, a split's outputs) is done by ``cola_core.job.runner``, the one
 layer that writes, as for a job.
 """
 
@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
-from cola_core.history import RunInfo
-from cola_core.job import checked_samples
-from cola_core.planner import DISTINCT_STRATEGIES
-from cola_core.registry import default_checks, validate_registration
-from cola_core.result import CheckResult
-from cola_core.rules import parse_rules
-from cola_core.runner import run_checks, run_split
-from cola_core.specs import OutputSpec, history_spec
-from cola_core.split import ColaSplit, split_block
-from cola_core.split_write import SplitOutcome
-from cola_core.sqlguard import allowing_outside_access
+from cola_core.guards.sqlguard import allowing_outside_access
+from cola_core.history.store import RunInfo
+from cola_core.job.runner import run_checks, run_split
+from cola_core.job.spec import checked_samples
+from cola_core.language.result import CheckResult
+from cola_core.plan.planner import DISTINCT_STRATEGIES
+from cola_core.plan.split import ColaSplit, split_block
+from cola_core.plan.staged_split import SplitOutcome
+from cola_core.ruleset.parsing import parse_rules
+from cola_core.ruleset.registry import default_checks, validate_registration
+from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -44,7 +44,7 @@ class Cola:
             functions (``reflect``, ``java_method``), read files through path relations
             (```json.`/path` ```), use ``${...}`` substitution and script transformation.
             Off by default; turn it on only for rules whose authors you trust with the
-            cluster. See the README's "Security model" and ``cola_core.sqlguard``.
+            cluster. See the README's "Security model" and ``cola_core.guards.sqlguard``.
     """
 
     def __init__(
@@ -116,7 +116,7 @@ class Cola:
                 a rerun or a backfill gives the answer the first run gave. Without it, the
                 run's own time is its data date.
             run_info: with ``history``, the whole of what a run writes beside its results
-                (:class:`cola_core.history.RunInfo`), instead of ``dataset`` and ``data_date``.
+                (:class:`cola_core.history.store.RunInfo`), instead of ``dataset`` and ``data_date``.
 
         Raises:
             ColaOutputError: the history store is malformed, is not a Cola history, or

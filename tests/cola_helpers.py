@@ -144,7 +144,7 @@ def broken_history_file(store: Path) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from cola_core.history import HISTORY_SCHEMA
+    from cola_core.history.store import HISTORY_SCHEMA
 
     types = {"string": pa.string(), "boolean": pa.bool_(), "bigint": pa.int64(), "double": pa.float64(),
              "int": pa.int32(), "timestamp": pa.timestamp("us", tz="UTC")}
@@ -182,7 +182,7 @@ class NoFutureDateCheck(BaseCheck):
         return CheckResult("no_future_date", True)
 
 
-# -- messages of the structure pre-pass (cola_core._structure), for rules and rules files ----
+# -- messages of the structure pre-pass (cola_core.language.structure), for rules and rules files ----
 
 ALLOWED = "a rule holds only text, numbers, true/false, null, dates, lists and objects"
 KEYS = 'keys are always text, such as "column"'

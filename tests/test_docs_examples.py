@@ -239,7 +239,7 @@ def test_files_named_twice_have_one_content():
 @contextlib.contextmanager
 def _own_check_registry() -> Iterator[None]:
     """Checks an example registers globally (``@register_check``) are gone after it."""
-    import cola_core.registry as registry
+    import cola_core.ruleset.registry as registry
 
     table = getattr(registry, "_registered", None)
     saved = dict(table) if isinstance(table, dict) else None
@@ -336,7 +336,7 @@ def check_documented_value(value: Any) -> None:
 def _specs():
     """The module that parses sources and outputs (``cola_core.io`` before the split)."""
     try:
-        import cola_core.specs as specs
+        import cola_core.storage.specs as specs
     except ImportError:
         import cola_core.io as specs  # type: ignore[no-redef]
     return specs
@@ -355,7 +355,7 @@ def test_json_example(block: Block):
 @pytest.mark.parametrize("block", _params(("yaml",)))
 def test_yaml_example(block: Block, tmp_path):
     from cola_core import Cola
-    from cola_core.rules_file import read_rules_file
+    from cola_core.language.files import read_rules_file
 
     if block.not_run:
         pytest.skip(f"not run: {block.not_run}")

@@ -1,8 +1,8 @@
 """Tests mirror the source tree (issue 11): every ``cola_core`` module has its test module.
 
 ``cola_core/<module>.py`` is tested in ``tests/cola_core/test_<module>.py`` and
-``cola_core/checks/<family>.py`` in ``tests/cola_core/test_checks_<family>.py`` (a private
-module's leading underscore dropped: ``_values`` -> ``test_values``). Helpers two test modules
+``cola_core/<package>/<module>.py`` in ``tests/cola_core/test_<package>_<module>.py`` (a private
+module's leading underscore dropped: ``_version`` -> ``test_version``). Helpers two test modules
 would share live in ``tests/cola_helpers.py``; fixtures in ``tests/conftest.py``.
 
 Cross-cutting suites test a promise of the whole engine rather than one module, and keep
@@ -15,6 +15,8 @@ their own names:
 - ``tests/cola_core/test_independence.py``: cola_core needs only pyspark and the standard library;
 - ``tests/cola_core/test_column_names.py``: every rule type on names with dots, spaces, backticks;
 - ``tests/cola_core/test_identity.py``: rule ids, derived by the checks and assigned by the parser;
+- ``tests/cola_core/test_kept_paths.py``: the import paths kept for users re-export exactly, and a
+  package ``__init__`` holds only its docstring;
 - ``tests/cola_core/test_connect.py``: over Spark Connect, the same results as classic mode, the
   requests Cola sends, and ``--remote``;
 - ``tests/cola_core/test_custom_checks.py``: custom checks written as the seeds document them,
@@ -40,17 +42,23 @@ EXEMPT = {
     # Package __init__s only re-export.
     "cola_core": "its names are the public API, which test_public_api.py checks exactly",
     "cola_core.checks": "the built-in table; test_checks_base.py checks every entry's capabilities, "
-                        "test_registry.py the registry it seeds",
+                        "test_ruleset_registry.py the registry it seeds",
+    # Packages that only name themselves, and import paths kept for users (re-exports).
+    **{
+        f"cola_core.{name}": "a package docstring or a kept path's re-exports; test_kept_paths.py checks each"
+        for name in ("common", "guards", "language", "storage", "ruleset", "plan", "job", "cli", "history", "report",
+                     "params", "registry", "pages")
+    },
     # Entry points that only call into a tested module.
-    "cola_core.__main__": "`python -m cola_core` calls cli.main; test_cli.py runs the command that way",
+    "cola_core.__main__": "`python -m cola_core` calls cli.main; test_cli_main.py runs the command that way",
     "cola_core._job_entry": "the spark-submit entry script; test_shipping.py runs it from the zip",
-    "cola_core._version": "one constant; test_cli.py checks that `cola --version` prints it",
+    "cola_core._version": "one constant; test_cli_main.py checks that `cola --version` prints it",
     # Private parts reached only through the public module built on them.
-    "cola_core._sqllex": "the SQL lexer of sqlguard; test_sqlguard.py drives it with a lexer corpus",
-    "cola_core.checks._backtracking": "the regex backtracking analysis behind compile_pattern; "
-                                      "test_checks_regex.py refuses each catastrophic shape",
-    "cola_core._columns": "column resolution; test_column_names.py runs every rule type on hostile names",
-    "cola_core._spark_errors": "reads exceptions only a live JVM raises; test_storage.py, test_cli.py and "
+    "cola_core.guards.sqllex": "the SQL lexer of sqlguard; test_guards_sqlguard.py drives it with a lexer corpus",
+    "cola_core.guards.backtracking": "the regex backtracking analysis behind compile_pattern; "
+                                      "test_guards_regex.py refuses each catastrophic shape",
+    "cola_core.common.columns": "column resolution; test_column_names.py runs every rule type on hostile names",
+    "cola_core.common.spark_errors": "reads exceptions only a live JVM raises; test_storage_readwrite.py, test_cli_main.py and "
                                "test_hostile_data.py assert the messages of real failures it classifies",
 }
 
@@ -64,7 +72,7 @@ def modules() -> list[str]:
 
 
 def mirror_of(module: str) -> Path:
-    """``cola_core.checks._regex`` -> ``tests/cola_core/test_checks_regex.py``."""
+    """``cola_core.guards.regex`` -> ``tests/cola_core/test_guards_regex.py``."""
     parts = [part.lstrip("_") for part in module.split(".")[1:]]
     return TESTS / f"test_{'_'.join(parts)}.py"
 
@@ -83,7 +91,7 @@ def test_every_exemption_is_still_needed_and_names_tests_that_exist():
 
 CROSS_CUTTING = {
     "test_fuzz_rules", "test_hostile_data", "test_independence", "test_column_names", "test_custom_checks",
-    "test_identity", "test_connect",
+    "test_identity", "test_connect", "test_kept_paths",
 }
 
 

@@ -16,8 +16,8 @@ import textwrap
 import pytest
 
 from cola_core import Cola, ColaRuleError
-from cola_core import registry as registry_module
-from cola_core.registry import load_checks
+from cola_core.ruleset import registry as registry_module
+from cola_core.ruleset.registry import load_checks
 
 pytestmark = pytest.mark.spark
 
@@ -215,7 +215,7 @@ PACKAGE_INIT = "from .row_checks import PositiveValueCheck\nfrom .aggregate_chec
 ROW_CHECKS = '''
 from pyspark.sql import functions as F
 from cola_core import BaseCheck
-from cola_core.registry import register_check
+from cola_core.ruleset.registry import register_check
 
 @register_check("positive_value")
 class PositiveValueCheck(BaseCheck):
@@ -225,8 +225,8 @@ class PositiveValueCheck(BaseCheck):
 AGGREGATE_CHECKS = '''
 from pyspark.sql import functions as F
 from cola_core import BaseCheck, CheckResult, ColaRuleError
-from cola_core.params import WHOLE, Param
-from cola_core.registry import register_check
+from cola_core.language.params import WHOLE, Param
+from cola_core.ruleset.registry import register_check
 
 @register_check("custom_row_count_min")
 class RowCountMinCheck(BaseCheck):
@@ -271,7 +271,7 @@ def custom_checks(tmp_path, monkeypatch):
 def test_a_package_of_custom_checks_loads_and_runs_from_yaml(custom_checks, customers, tmp_path, job_counter):
     import yaml
 
-    from cola_core.rules_file import read_rules_file
+    from cola_core.language.files import read_rules_file
 
     assert custom_checks == ["custom_row_count_min", "positive_value"]
     rules_file = tmp_path / "checks.yaml"

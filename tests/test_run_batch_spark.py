@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from cola_core import BaseCheck, CheckResult, Cola
-from cola_core._format import format_number
+from cola_core.common.formatting import format_number
 from cola_helpers import NoFutureDateCheck
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]

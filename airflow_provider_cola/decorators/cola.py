@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
     from pyspark.sql import DataFrame, SparkSession
 
-    from cola_core.job import JobSpec
-    from cola_core.result import Severity
+    from cola_core.job.spec import JobSpec
+    from cola_core.language.result import Severity
 
 __all__ = ["cola_check"]
 
@@ -127,7 +127,7 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         return self._lifecycle.settle(context, summary, self._page)
 
     def execute_callable(self) -> dict[str, Any]:
-        from cola_core.runner import load_job
+        from cola_core.job.runner import load_job
 
         assert self._block is not None and self._job is not None, "execute() loads the rules and the job first"
         # The rules were parsed by load_rules, with the job's engine settings: not again.
@@ -186,7 +186,7 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         """The session to use, and whether this task started it (and so must stop it).
 
         A session already active in this process is reused and left running. Otherwise
-        ``cola_core.session.spark_session`` starts one with the connection's master and
+        ``cola_core.storage.session.spark_session`` starts one with the connection's master and
         ``spark.*`` extras, then ``conf``; for a local or standalone master its Python workers
         run this interpreter, unless ``spark.pyspark.python`` or ``PYSPARK_PYTHON`` says otherwise.
         Spark is quiet as in the operators (WARN, no progress bar, unless ``conf`` says
@@ -194,7 +194,7 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         """
         from pyspark.sql import SparkSession
 
-        from cola_core.session import spark_session
+        from cola_core.storage.session import spark_session
 
         active = SparkSession.getActiveSession()
         if active is not None:

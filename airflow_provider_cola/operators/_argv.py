@@ -1,6 +1,6 @@
 """The Cola job's rules file: where the driver reads the rules, and what is shipped for it.
 
-The rest of the job's command line is ``cola_core.job.JobSpec.to_argv()`` of the job the
+The rest of the job's command line is ``cola_core.job.spec.JobSpec.to_argv()`` of the job the
 operator builds (``ColaCheckOperator._job_spec``).
 """
 

@@ -1,11 +1,11 @@
 """Reading back the results file the Cola job wrote, and refusing anything that is not whole.
 
 A results file that is missing, empty, not UTF-8, not strict JSON (a duplicate key
-included), or not exactly what ``cola_core.report.summarise`` produces for the validated
+included), or not exactly what ``cola_core.report.results.summarise`` produces for the validated
 block (one result per expanded rule, in order, each with that rule's ``rule_type``, ``code``,
 ``rule_id`` and name, every key of its type, counts that add up) is never read as a pass: it raises
 :class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log. A file
-that records a refused run (``cola_core.report.refusal_results``) raises
+that records a refused run (``cola_core.report.results.refusal_results``) raises
 :class:`~airflow_provider_cola.errors.ColaJobRefused`, which is not retried.
 """
 
@@ -21,10 +21,10 @@ from typing import Any, cast
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
-from cola_core._format import plural
-from cola_core.report import REFUSAL_KEY, summarise
-from cola_core.result import DETAILS_CHARS, SEVERITIES
-from cola_core.specs import without_file_scheme
+from cola_core.common.formatting import plural
+from cola_core.language.result import DETAILS_CHARS, SEVERITIES
+from cola_core.report.results import REFUSAL_KEY, summarise
+from cola_core.storage.specs import without_file_scheme
 
 __all__ = ["ResultsFile"]
 

@@ -26,7 +26,7 @@ from airflow_provider_cola.operators._submit_args import SUBMIT_ONLY, submit_arg
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cola_core.specs import SourceSpec
+    from cola_core.storage.specs import SourceSpec
 
 __all__ = ["ConnectRun", "OperatorRun", "SparkSubmitRun", "connect_url"]
 
@@ -93,9 +93,9 @@ class ConnectRun:
     def run(
         self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
     ) -> tuple[Mapping[str, Any], Path | None]:
-        from cola_core.report import render_table
-        from cola_core.runner import load_job
-        from cola_core.session import spark_session
+        from cola_core.job.runner import load_job
+        from cola_core.report.results import render_table
+        from cola_core.storage.session import spark_session
 
         task = self._task
         job = load_job(task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)

@@ -29,7 +29,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_cola._spark_target import SubmitTarget, submit_target
 from airflow_provider_cola.errors import ColaJobError
 from cola_core import exit_status
-from cola_core.session import jvm_noise, quiet_spark_conf, spark_defaults, survivable_conf, uses_local_python
+from cola_core.storage.session import jvm_noise, quiet_spark_conf, spark_defaults, survivable_conf, uses_local_python
 
 __all__ = [
     "ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message",
@@ -143,7 +143,7 @@ class ColaSubmitHook(_SubmitHookInternals):
     """``SparkSubmitHook`` that keeps Spark quiet, keeps the tail of its log and explains failures.
 
     In client deploy mode (the driver runs here, and its log is the task's log) the job gets
-    ``cola_core.session.quiet_spark_conf``'s settings: Spark logs at WARN with the
+    ``cola_core.storage.session.quiet_spark_conf``'s settings: Spark logs at WARN with the
     ``log4j2.properties`` shipped in ``cola_core`` (appended to the user's
     ``spark.driver.extraJavaOptions``, never replacing them), unless the conf, the
     properties file (or spark-defaults.conf) or the environment name a log4j configuration

@@ -1,7 +1,7 @@
 """``ColaCheckOperator`` and ``ColaSplitOperator``: the Cola job submitted with ``SparkSubmitHook``.
 
 Both validate the rules and the source in the worker, describe the job as one
-``cola_core.job.JobSpec`` (:meth:`ColaCheckOperator._job_spec`), run it (``operators/_runs.py``:
+``cola_core.job.spec.JobSpec`` (:meth:`ColaCheckOperator._job_spec`), run it (``operators/_runs.py``:
 ``cola_core``'s job entry point submitted with that job's command line and ``cola_core`` shipped
 as a ``--py-files`` zip, then the results file read back; or, with a ``spark_connect``
 connection, the engine run in this worker), and settle as every Cola task does
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_cola.operators._spark_submit import ColaSubmitHook
-    from cola_core.job import Command, JobSpec
-    from cola_core.result import Severity
-    from cola_core.specs import SourceSpec
+    from cola_core.job.spec import Command, JobSpec
+    from cola_core.language.result import Severity
+    from cola_core.storage.specs import SourceSpec
 
 __all__ = ["ColaCheckOperator", "ColaSplitOperator"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from cola_core.checks.base import BaseCheck, Capability, RuleOptions
 from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, RowCountCheck, UniqueCheck
-from cola_core.checks.matching import ReferenceMatchCheck
 from cola_core.checks.metrics import (
     ColumnStatCheck,
     DistinctMetricCheck,
@@ -18,10 +17,11 @@ from cola_core.checks.metrics import (
 )
 from cola_core.checks.presence import ValuesPresentCheck
 from cola_core.checks.reference import ForeignKeyCheck, ReconcileCheck
+from cola_core.checks.reference_match import ReferenceMatchCheck
 from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
-from cola_core.result import CheckResult
+from cola_core.language.result import CheckResult
 
 __all__ = [
     "BUILTIN_CHECKS",

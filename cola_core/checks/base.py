@@ -25,18 +25,18 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cola_core._columns import scope_column, shared
-from cola_core._format import render_code
 from cola_core.checks.machinery import CheckMachinery
 from cola_core.checks.options import Capability, RuleOptions
+from cola_core.common.columns import scope_column, shared
+from cola_core.common.formatting import render_code
 from cola_core.errors import ColaError, ColaRuleError
-from cola_core.params import Param
-from cola_core.result import CheckResult, RuleSeverity
+from cola_core.language.params import Param
+from cola_core.language.result import CheckResult, RuleSeverity
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-    from cola_core.specs import SourceSpec
+    from cola_core.storage.specs import SourceSpec
 
 __all__ = ["BaseCheck", "Capability", "RuleOptions"]
 
@@ -58,7 +58,7 @@ class BaseCheck(CheckMachinery):
         capabilities: what the check contributes (:class:`Capability`). A subclass that
             states none, as custom checks written before capabilities existed do, gets them
             once, when the class is made, from the methods it defines.
-        params_spec: declared parameters (:mod:`cola_core.params`); ``None`` accepts any.
+        params_spec: declared parameters (:mod:`cola_core.language.params`); ``None`` accepts any.
         supports_where: whether a rule of this kind may be scoped with ``where``.
         scopes_itself: for an ``AGGREGATE`` check, whether its aggregations honour ``where``
             (built-ins do, through :meth:`count_rows` and :meth:`scoped`). A scoped rule of a
@@ -185,7 +185,7 @@ class BaseCheck(CheckMachinery):
         except KeyError:
             raise ColaError(
                 f"{self!r} reads the reference {name!r}, which the planner has not read; "
-                "run the check through Cola().run or cola_core.planner"
+                "run the check through Cola().run or cola_core.plan.planner"
             ) from None
 
     # -- describing the measurement (overridden by subclasses) ---------------------------

@@ -6,12 +6,8 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, matches, not_true
-from cola_core._format import format_value, plural, render_code
-from cola_core._values import as_datetime, is_datetime_text, is_number
-from cola_core.checks._regex import compile_pattern, end_anchored
 from cola_core.checks.base import BaseCheck, Capability
-from cola_core.checks.validity import (
+from cola_core.checks.conditions import (
     column_type,
     datetime_of_text,
     number_literal,
@@ -19,10 +15,14 @@ from cola_core.checks.validity import (
     text_of,
     type_family,
 )
+from cola_core.common.columns import column_of, matches, not_true
+from cola_core.common.formatting import format_value, plural, render_code
+from cola_core.common.values import as_datetime, is_datetime_text, is_number
 from cola_core.errors import ColaRuleError
-from cola_core.judging import judge_metric
-from cola_core.params import BOOL, MAPPING, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
-from cola_core.result import CheckResult
+from cola_core.guards.regex import compile_pattern, end_anchored
+from cola_core.language.judging import judge_metric
+from cola_core.language.params import BOOL, MAPPING, ORDERED, STRING, STRING_LIST, THRESHOLD, WHOLE, Param
+from cola_core.language.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

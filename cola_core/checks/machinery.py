@@ -23,20 +23,20 @@ from functools import reduce
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from cola_core._columns import is_true
-from cola_core._format import format_number
 from cola_core.checks.options import Capability, RuleOptions
-from cola_core.judging import history_runs
-from cola_core.result import CheckResult
-from cola_core.thresholds import threshold_of
+from cola_core.common.columns import is_true
+from cola_core.common.formatting import format_number
+from cola_core.language.judging import history_runs
+from cola_core.language.result import CheckResult
+from cola_core.language.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from cola_core.errors import ColaRuleError
-    from cola_core.params import Param
-    from cola_core.result import RuleSeverity
-    from cola_core.specs import OutputSpec, SourceSpec
+    from cola_core.language.params import Param
+    from cola_core.language.result import RuleSeverity
+    from cola_core.storage.specs import OutputSpec, SourceSpec
 
 __all__ = ["CheckMachinery", "FrozenOnceBuilt"]
 

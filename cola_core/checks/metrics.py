@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, exact_sum_input
-from cola_core._values import plain_number
 from cola_core.checks.base import BaseCheck, Capability
-from cola_core.checks.validity import (
+from cola_core.checks.conditions import (
     MISSING_PARAMS,
     VALIDITY_PARAMS,
     column_type,
@@ -23,11 +21,13 @@ from cola_core.checks.validity import (
     type_family,
     validate_validity,
 )
+from cola_core.common.columns import column_of, exact_sum_input
+from cola_core.common.values import plain_number
 from cola_core.errors import ColaRuleError
-from cola_core.judging import judge_metric
-from cola_core.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
-from cola_core.result import CheckResult
-from cola_core.thresholds import threshold_of
+from cola_core.language.judging import judge_metric
+from cola_core.language.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.language.result import CheckResult
+from cola_core.language.thresholds import threshold_of
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

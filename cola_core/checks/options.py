@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from cola_core.result import RuleSeverity
+from cola_core.language.result import RuleSeverity
 
 __all__ = ["Capability", "RuleOptions"]
 

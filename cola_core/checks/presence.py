@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of
-from cola_core._format import format_value
 from cola_core.checks.base import BaseCheck, Capability
-from cola_core.checks.validity import column_type, text_of
-from cola_core.params import SCALAR_LIST, STRING, Param
-from cola_core.result import CheckResult
+from cola_core.checks.conditions import column_type, text_of
+from cola_core.common.columns import column_of
+from cola_core.common.formatting import format_value
+from cola_core.language.params import SCALAR_LIST, STRING, Param
+from cola_core.language.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -21,20 +21,20 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, exact_sum_input, scope_column, try_cast
-from cola_core._format import format_number, render_code
-from cola_core._spark_errors import analyse_now, first_line, is_unreachable
-from cola_core._values import plain_number
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.checks.conditions import column_type, type_family
 from cola_core.checks.rows import CountedRowCheck
-from cola_core.checks.validity import column_type, type_family
+from cola_core.common.columns import column_of, exact_sum_input, scope_column, try_cast
+from cola_core.common.formatting import format_number, render_code
+from cola_core.common.spark_errors import analyse_now, first_line, is_unreachable
+from cola_core.common.values import plain_number
 from cola_core.errors import ColaRuleError, ColaSourceError
-from cola_core.judging import judge_metric
-from cola_core.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
-from cola_core.result import CheckResult
-from cola_core.specs import SourceSpec, parse_source
-from cola_core.sqlguard import check_condition
-from cola_core.thresholds import threshold_of
+from cola_core.guards.sqlguard import check_condition
+from cola_core.language.judging import judge_metric
+from cola_core.language.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.language.result import CheckResult
+from cola_core.language.thresholds import threshold_of
+from cola_core.storage.specs import SourceSpec, parse_source
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -7,13 +7,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._columns import column_of, not_true, quote, top_level_name
-from cola_core._format import plural, render_code
-from cola_core._values import SPARK_TYPE_ALIASES
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.common.columns import column_of, not_true, quote, top_level_name
+from cola_core.common.formatting import plural, render_code
+from cola_core.common.values import SPARK_TYPE_ALIASES
 from cola_core.errors import ColaRuleError
-from cola_core.params import BOOL, STRING, Param
-from cola_core.sqlguard import check_condition
+from cola_core.guards.sqlguard import check_condition
+from cola_core.language.params import BOOL, STRING, Param
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -7,11 +7,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core._values import SPARK_TYPE_ALIASES
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.common.values import SPARK_TYPE_ALIASES
 from cola_core.errors import ColaRuleError
-from cola_core.params import STRING_LIST, STRING_MAP, Param
-from cola_core.result import CheckResult
+from cola_core.language.params import STRING_LIST, STRING_MAP, Param
+from cola_core.language.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

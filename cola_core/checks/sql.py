@@ -12,7 +12,7 @@ The check runs its own action: the query is arbitrary SQL over the whole DataFra
 cannot be one more aggregate Column of the block's scan.
 
 The query is refused at parse time unless it is one read-only ``SELECT``/``WITH`` statement
-(``cola_core.sqlguard``), because ``spark.sql`` executes DDL and DML the moment it is called;
+(``cola_core.guards.sqlguard``), because ``spark.sql`` executes DDL and DML the moment it is called;
 Spark's own parser confirms it before the query runs.
 
 The rule's ``view_name`` is the name the query uses for the DataFrame. The DataFrame is
@@ -30,13 +30,13 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cola_core._spark_errors import first_line, is_unreachable
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.common.spark_errors import first_line, is_unreachable
 from cola_core.errors import ColaOutputError, ColaRuleError
-from cola_core.params import MAPPING, STRING, Param
-from cola_core.result import CheckResult
-from cola_core.specs import OutputSpec, parse_output
-from cola_core.sqlguard import SWITCH, check_query, confirm_query, outside_access_allowed, rename_relation
+from cola_core.guards.sqlguard import SWITCH, check_query, confirm_query, outside_access_allowed, rename_relation
+from cola_core.language.params import MAPPING, STRING, Param
+from cola_core.language.result import CheckResult
+from cola_core.storage.specs import OutputSpec, parse_output
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cola_core import Cola
-from cola_core.rules_file import read_rules_file
+from cola_core.language.files import read_rules_file
 from cola_testenv import EXAMPLES
 
 # Rules that read no rows of the scan: their results have no rows_checked.

@@ -281,8 +281,8 @@ def test_both_outputs_make_a_split_job(airflow_home):
 
     from airflow_provider_cola._rules import load_rules
     from airflow_provider_cola.decorators import cola_check
-    from cola_core.job import JobSpec
-    from cola_core.specs import parse_output
+    from cola_core.job.spec import JobSpec
+    from cola_core.storage.specs import parse_output
 
     def orders(spark):
         return spark.range(1)

@@ -162,7 +162,7 @@ def run_block(session, df, rules):
     """A real summary of ``rules`` over ``df``, and the block's checks, as the tasks have them."""
     from airflow_provider_cola._rules import load_rules
     from cola_core import Cola
-    from cola_core.report import summarise
+    from cola_core.report.results import summarise
 
     block = load_rules(rules)
     return summarise(Cola().run(df, rules)), block.checks
@@ -380,7 +380,7 @@ def test_split_operator_lineage_from_its_summary(session, tmp_path):
 
     from airflow_provider_cola.operators import ColaSplitOperator
     from cola_core import Cola
-    from cola_core.report import summarise
+    from cola_core.report.results import summarise
 
     rules = [{"type": "not_null", "columns": ["order_id"]}, {"type": "range", "column": "amount", "min": 0}]
     split = ColaSplitOperator(

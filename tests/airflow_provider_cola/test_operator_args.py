@@ -349,7 +349,7 @@ def test_html_report_is_refused_in_cluster_deploy_mode_before_any_submit(
 
 
 def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypatch, capsys):
-    # The failure is caused for real in test_cli (the run makes the page's folder a file);
+    # The failure is caused for real in test_cli_main (the run makes the page's folder a file);
     # no DAG here can do that to the page of an operator run over Spark Connect, so this
     # checks only how the operator takes a write_report_page that raises.
     from airflow_provider_cola import links

@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_cola._rules import load_rules
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._results import ResultsFile
-from cola_core.report import refusal_results, results_text
+from cola_core.report.results import refusal_results, results_text
 from cola_expected import ORDERS_PASS_SUMMARY, result, summary
 from cola_testenv import EXAMPLES
 

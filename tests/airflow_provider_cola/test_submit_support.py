@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, interpreter_bin_dir, launcher_environment
-from cola_core.session import log4j_config_path
+from cola_core.storage.session import log4j_config_path
 from cola_testenv import unactivated_path
 
 pytestmark = pytest.mark.airflow

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cola_core import BaseCheck, CheckResult, Cola, ColaError, RuleOptions
-from cola_core.specs import SourceSpec
+from cola_core.storage.specs import SourceSpec
 from cola_helpers import fk, run_all
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
@@ -119,7 +119,7 @@ def test_input_on_an_unbound_check_names_the_reference():
         check.input("reference")
     assert str(raised.value) == (
         "<ForeignKeyCheck foreign_key(customer_id)> reads the reference 'reference', which the planner has not "
-        "read; run the check through Cola().run or cola_core.planner"
+        "read; run the check through Cola().run or cola_core.plan.planner"
     )
     assert _Offending().is_bound is True  # a check without references needs nothing
 

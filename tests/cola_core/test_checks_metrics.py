@@ -1,5 +1,5 @@
 """Metric rules (``checks/metrics.py``) on hand-built DataFrames: every metric, warn levels,
-and the "nothing measured" cases (the validity settings are ``test_checks_validity``'s).
+and the "nothing measured" cases (the validity settings are ``test_checks_conditions``'s).
 
 Results are compared whole (``CheckResult`` equality covers every field but ``failed_rows``).
 """
@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 
 from cola_core import Cola, ColaRuleError
-from cola_core._format import format_number
+from cola_core.common.formatting import format_number
 from cola_helpers import metric, refused, run_one
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]

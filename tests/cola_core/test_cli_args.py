@@ -1,4 +1,4 @@
-"""The parser of the ``cola`` command line (``cli_args.py``): its commands, its usage errors,
+"""The parser of the ``cola`` command line (``cli/args.py``): its commands, its usage errors,
 and a command line read back as the ``JobSpec`` it names, each error naming its flag."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cola_core import ColaError, ColaOutputError, JobSpec
-from cola_core.cli_args import build_parser, job_from_argv, job_spec, parse_arguments
-from cola_core.specs import history_spec, parse_output, parse_source
+from cola_core.cli.args import build_parser, job_from_argv, job_spec, parse_arguments
+from cola_core.storage.specs import history_spec, parse_output, parse_source
 
 CHECK = ["check", "--rules", "r.json", "--table", "db.orders"]
 

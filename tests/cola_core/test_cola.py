@@ -67,7 +67,7 @@ def test_a_failing_sql_rule_writes_its_failed_rows_to_its_output(spark, tiny, tm
 
 @pytest.mark.spark
 def test_what_a_run_writes_goes_through_the_runner(spark, tiny, tmp_path, monkeypatch):
-    import cola_core.runner as runner_module
+    import cola_core.job.runner as runner_module
 
     written = []
     monkeypatch.setattr(runner_module, "write_output", lambda rows, output: written.append(

@@ -1,7 +1,7 @@
 """Every rule type works on columns whose names hold a dot, a space or a backtick (issue 10).
 
 ``F.col("a.b")`` reads field ``b`` of a struct ``a``, and ``F.col("we`ird")`` is a syntax
-error, so each check must resolve names through ``cola_core._columns.column_of``. The table
+error, so each check must resolve names through ``cola_core.common.columns.column_of``. The table
 below holds one rule per registered type: a new type without a row here fails
 ``test_every_rule_type_is_covered``, so it cannot ship without being tried on such names.
 
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from cola_core import Cola
-from cola_core._columns import quote
+from cola_core.common.columns import quote
 from cola_helpers import run_one
 
 pytestmark = pytest.mark.spark

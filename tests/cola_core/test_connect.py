@@ -283,7 +283,7 @@ def test_an_aggregate_or_window_where_is_a_rule_error_before_any_scan(spark, ord
 STOPPED = """
 import os, sys
 sys.path[:0] = [sys.argv[1]]
-from cola_core.session import spark_session, stop_session
+from cola_core.storage.session import spark_session, stop_session
 spark, started = spark_session(sys.argv[2])
 print(started, type(spark).__module__, "SPARK_CONNECT_MODE_ENABLED" in os.environ, spark.range(3).count())
 stop_session(spark)
@@ -310,8 +310,8 @@ sys.path[:0] = [sys.argv[1]]
 from pyspark.sql import SparkSession
 from pyspark.sql.connect.client.retries import DefaultPolicy
 from cola_core import Cola
-from cola_core.history import read_history
-from cola_core.planner import _ensure_condition, _nested_problem
+from cola_core.history.store import read_history
+from cola_core.plan.planner import _ensure_condition, _nested_problem
 
 with socket.socket() as probe:  # a port nothing listens on
     probe.bind(("127.0.0.1", 0))

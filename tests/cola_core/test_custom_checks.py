@@ -160,7 +160,7 @@ class AtMostCheck(BaseCheck):
 def test_a_custom_checks_own_thresholds_are_kept_in_their_order_as_text(orders):
     import json
 
-    from cola_core.report import results_text, summarise
+    from cola_core.report.results import results_text, summarise
 
     cola = Cola()
     cola.register("at_most", AtMostCheck)

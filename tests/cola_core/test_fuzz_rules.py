@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from cola_core import BaseCheck, CheckResult, Cola, ColaRuleError
 from cola_core.errors import ColaSourceError
-from cola_core.rules import COMMON_KEYS
+from cola_core.ruleset.parsing import COMMON_KEYS
 from cola_helpers import JobCounter
 
 # -- hostile pools ----------------------------------------------------------------------------

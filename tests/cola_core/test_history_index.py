@@ -1,12 +1,12 @@
 """Which run of a history counts: each data interval's latest attempt, intervals ordered by the
-data's date (``cola_core.history_index``, pure Python: the Airflow plugin reads a store with it
+data's date (``cola_core.history.index``, pure Python: the Airflow plugin reads a store with it
 and no JVM)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from cola_core.history_index import index_entries, latest_attempts, utc_of_micros
+from cola_core.history.index import index_entries, latest_attempts, utc_of_micros
 
 UTC = dt.timezone.utc
 DAY = 86_400_000_000  # microseconds

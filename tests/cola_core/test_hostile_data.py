@@ -144,7 +144,7 @@ TERMINATORS = ["\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029"]
 
 
 def test_every_named_format_is_probed_for_line_terminators():
-    from cola_core.checks.validity import NAMED_FORMATS
+    from cola_core.checks.conditions import NAMED_FORMATS
 
     assert sorted(ACCEPTED) == sorted(NAMED_FORMATS)
 
@@ -309,7 +309,7 @@ def test_validity_bounds_on_numbers_held_as_text_never_crash(numeric_texts, sett
 def test_rule_texts_compare_as_numbers_only_when_spark_reads_them_so(values, kept):
     from pyspark.sql.types import DoubleType, LongType
 
-    from cola_core.checks.validity import comparable_values
+    from cola_core.checks.conditions import comparable_values
 
     assert comparable_values(values, LongType()) == kept
     assert all(type(number) is int for number in comparable_values(values, LongType()))
@@ -338,7 +338,7 @@ def test_decimal_text_in_valid_values_compares_exactly_on_a_decimal_column(spark
 def test_comparable_values_keep_integer_text_exact():
     from pyspark.sql.types import DecimalType, LongType
 
-    from cola_core.checks.validity import comparable_values
+    from cola_core.checks.conditions import comparable_values
 
     assert comparable_values(["9007199254740993", "-9007199254740993"], LongType()) == [2**53 + 1, -(2**53 + 1)]
     assert comparable_values(["0.10", "0.123", "1e40", str(10**38), "1" * 39 + ".5"], DecimalType(10, 2)) == [
@@ -382,7 +382,7 @@ def test_a_zone_offset_spark_cannot_read_is_a_rule_error():
      (Decimal("2.5"), "2.5"), (12.34567, "12.3457")],
 )
 def test_format_number_is_compact_and_exact_for_whole_decimals(number, text):
-    from cola_core._format import format_number
+    from cola_core.common.formatting import format_number
 
     assert format_number(number) == text
 
@@ -480,7 +480,7 @@ def test_the_lazy_split_partitions_an_input_that_is_not_the_same_twice(spark):
 
 def test_a_long_value_of_the_data_is_cut_in_a_message_and_in_a_sample(spark):
     """A sql rule once echoed a 30-million-character value into its message, its results file
-    and its XCom. A constant that large is refused before Spark (test_sqlsize.py); one the
+    and its XCom. A constant that large is refused before Spark (test_guards_sqlsize.py); one the
     data holds is measured, and cut where a result shows it."""
     df = spark.createDataFrame([(1, "y" * 3_000_000)], "id int, s string")
     sql, regex = Cola().run(df, [{"type": "sql", "query": "SELECT max(s) FROM _validation_df"},

@@ -29,7 +29,7 @@ def test_every_public_name_imports():
 
 
 def test_params_is_public_for_custom_checks():
-    params = importlib.import_module("cola_core.params")
+    params = importlib.import_module("cola_core.language.params")
     assert params.__all__ == [
         "BOOL", "LONG_RANGE", "MAPPING", "NUMBER", "ORDERED", "SCALAR_LIST", "STRING", "STRING_LIST",
         "STRING_MAP", "THRESHOLD", "WHOLE", "Kind", "Param",
@@ -38,7 +38,7 @@ def test_params_is_public_for_custom_checks():
 
 
 def test_a_fresh_interpreter_imports_the_api_without_starting_spark():
-    code = ("import sys, cola_core, cola_core.params; "
+    code = ("import sys, cola_core, cola_core.language.params; "
             "print(sorted(m for m in ('pyspark.sql', 'py4j') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"

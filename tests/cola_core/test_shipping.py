@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import cola_core
-from cola_core.session import log4j_config_path, quiet_spark_conf
 from cola_core.shipping import job_entry_path, package_files, py_files_zip
+from cola_core.storage.session import log4j_config_path, quiet_spark_conf
 from cola_helpers import DATA, ORDERS_ARGV, summary_outline
 
 PACKAGE_DIR = Path(cola_core.__file__).resolve().parent
@@ -39,7 +39,7 @@ def test_the_zip_holds_every_source_file_of_the_package_and_no_bytecode(tmp_path
         )
         assert names == on_disk == list(package_files())
         assert {"cola_core/__init__.py", "cola_core/_job_entry.py", "cola_core/checks/base.py", "cola_core/py.typed"} <= set(names)
-        assert archive.read("cola_core/cli.py") == (PACKAGE_DIR / "cli.py").read_bytes()
+        assert archive.read("cola_core/cli/main.py") == (PACKAGE_DIR / "cli" / "main.py").read_bytes()
         # The log4j configuration the operators point the driver at goes with the job.
         assert archive.read("cola_core/log4j2.properties") == log4j_config_path().read_bytes()
 
@@ -66,7 +66,7 @@ def test_the_entry_script_is_a_file_of_the_installed_package():
 
 def test_the_entry_script_runs_from_the_zip_without_site_packages(tmp_path):
     zip_path = py_files_zip(tmp_path / "cache")
-    probe = "import cola_core, cola_core.cli; print(cola_core.__file__)"
+    probe = "import cola_core, cola_core.cli.main; print(cola_core.__file__)"
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(zip_path)}
     # -S: no site-packages, so no installed (editable) cola_core and no pyspark either.
     imported = subprocess.run([sys.executable, "-S", "-c", probe], env=env, cwd=tmp_path,

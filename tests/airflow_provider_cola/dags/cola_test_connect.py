@@ -94,7 +94,7 @@ with DAG(
         return spark.read.json(str(ORDERS / ds))
 
     # Last, whatever the others do: a Spark Connect session whose server cannot be reached
-    # stays the process's active session when it fails to start (cola_core.session leaves
+    # stays the process's active session when it fails to start (cola_core.storage.session leaves
     # it), and the later tasks of this `airflow dags test` process would be given it.
     server_gone = ColaCheckOperator(
         task_id="server_gone", conn_id="spark_gone", rules=RULES, trigger_rule="all_done",

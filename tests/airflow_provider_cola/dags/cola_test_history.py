@@ -1,5 +1,5 @@
 """Quality over time under Airflow: a check (spark-submit) and a decorated split (in the task's
-process) share one rules file and one history store; run by test_history.py over three
+process) share one rules file and one history store; run by test_history_store.py over three
 logical dates, out of order and again, as backfills and reruns do."""
 
 from __future__ import annotations

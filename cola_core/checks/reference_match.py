@@ -1,0 +1,450 @@
+"""``reference_match``: each row held against the reference's row with the same key, column by
+column: a match against a reference, within a tolerance, across two systems, as one rule.
+
+``prepare`` left-joins the data with the reference grouped by its key: one row per reference
+key, with the number of reference rows that carry it and, when that number is one, the values
+to compare. A key the reference holds twice therefore never duplicates a data row; the rows
+that meet it break the rule with ``reference_match(duplicate_key)``, since nothing says which
+reference row they should match. Like ``foreign_key``'s lookup, the join joins the block's
+single scan and the split, and Spark broadcasts a small reference.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+from cola_core.checks.base import Capability
+from cola_core.checks.conditions import column_type, type_family
+from cola_core.checks.reference import _parse_reference, _ReferenceCheck
+from cola_core.common.columns import column_of, try_cast
+from cola_core.common.formatting import plural, render_code
+from cola_core.common.values import is_finite_number
+from cola_core.errors import ColaRuleError
+from cola_core.language.params import MAPPING, STRING, STRING_LIST, Param
+from cola_core.language.result import CheckResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
+
+__all__ = ["MISSING_POLICIES", "ReferenceMatchCheck"]
+
+MISSING_POLICIES = ("fail", "ignore")
+# The codes of a row that could not be compared; a compared column with one of these names
+# would share its code, so such a rule must declare a code of its own.
+_KEY_CODES = ("missing", "duplicate_key")
+_DIFFERENCES = ("absolute_difference", "relative_difference")
+# Float and double values carry binary rounding (1.1 - 1.0 is 0.10000000000000009): a gap
+# beyond a non-zero limit by no more than one unit in the last place of the larger value
+# (machine epsilon times it, at most two) is within it, so that a boundary written in decimal
+# stays inclusive. Decimal and integral columns compare exactly.
+_EPSILON = {"float": 2.0**-23, "double": 2.0**-52}
+# No gap between two decimal(38) values reaches this: a limit this large always holds.
+_NO_DECIMAL_GAP = Decimal(10) ** 38
+
+
+def _names(params: Mapping[str, Any], own: str, other: str) -> list[str]:
+    return list(params.get(other, params[own]))
+
+
+def _check_lists(params: Mapping[str, Any]) -> None:
+    keys, columns = list(params["keys"]), list(params["columns"])
+    for own, other, what in (("keys", "reference_keys", "key"), ("columns", "reference_columns", "compared column")):
+        names = list(params[own])
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ColaRuleError(f"'{own}' names {', '.join(repeated)} more than once; name each {what} once")
+        theirs = _names(params, own, other)
+        if len(theirs) != len(names):
+            raise ColaRuleError(
+                f"'{other}' names {plural(len(theirs), 'column')} for {plural(len(names), what)} "
+                f"({', '.join(names)}); give one reference column per {what}, in the same order"
+            )
+    # Comparing a key with the reference's own key column says nothing: the join made them equal.
+    reference_keys = _names(params, "keys", "reference_keys")
+    reference_columns = _names(params, "columns", "reference_columns")
+    both = [
+        column
+        for column, reference_column in zip(columns, reference_columns, strict=True)
+        if column in keys and reference_keys[keys.index(column)] == reference_column
+    ]
+    if both:
+        raise ColaRuleError(
+            f"{', '.join(both)} is both a key and a compared column, against the same reference column; "
+            "the join already made them equal, so list it in 'keys' only (or compare it with another reference column)"
+        )
+
+
+def _check_differences(params: Mapping[str, Any]) -> None:
+    columns = list(params["columns"])
+    for key in _DIFFERENCES:
+        for column, limit in params.get(key, {}).items():
+            if column not in columns:
+                raise ColaRuleError(
+                    f"'{key}' names {column!r}, which is not a compared column; 'columns' is {', '.join(columns)}"
+                )
+            if (
+                isinstance(limit, bool)
+                or not isinstance(limit, (int, float))
+                or not is_finite_number(limit)
+                or limit < 0
+            ):
+                unit = " (a percentage of the reference value)" if key == "relative_difference" else ""
+                raise ColaRuleError(f"'{key}.{column}' must be a number >= 0{unit}, got {limit!r}")
+
+
+def _decimal_limit(limit: float) -> Column | None:
+    """A rule's limit as an exact decimal literal; None when it is beyond any decimal gap.
+
+    A limit is a JSON number: an int of at most 38 digits or a double of at most 17
+    significant ones, so it fits decimal(38) once fractional digits beyond the 38th are
+    dropped (a limit that small is 0 to any decimal column).
+    """
+    from pyspark.sql import functions as F
+
+    value = Decimal(limit) if isinstance(limit, int) else Decimal(repr(limit))
+    if value >= _NO_DECIMAL_GAP:
+        return None
+    whole = max(1, value.adjusted() + 1)
+    exponent = value.as_tuple().exponent
+    scale = min(max(0, -exponent if isinstance(exponent, int) else 0), 38 - whole)
+    with localcontext() as context:
+        context.prec = 80  # room for 38 digits either side of the point
+        kept = value.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_FLOOR)
+    return F.lit(format(kept, "f")).cast(f"decimal({whole + scale},{scale})")
+
+
+def _within(
+    data: Column, reference: Column, as_type: DataType, absolute: float | None, relative: float | None
+) -> Column:
+    """Whether two present numbers differ by no more than ``absolute``, or by no more than
+    ``relative`` percent of ``reference`` (NULL when either value is NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, FloatType, IntegralType
+
+    if isinstance(as_type, (DecimalType, IntegralType)):
+        if isinstance(as_type, IntegralType):
+            # Integers subtract as decimals: a bigint difference can overflow, and fail the job.
+            data, reference = data.cast("decimal(20,0)"), reference.cast("decimal(20,0)")
+        # try_subtract and try_multiply are NULL where a decimal overflows; then the values
+        # are compared as doubles, whose range has room for any such gap. Spark keeps 38
+        # digits of a difference: between two decimal(38, s) values, it drops the last
+        # fractional digit. A limit of 0 is therefore equality itself, never a gap.
+        gap = F.abs(F.try_subtract(data, reference))
+        exact = []
+        if absolute is not None:
+            limit = _decimal_limit(absolute)
+            if not absolute:
+                exact.append(F.lit(False))
+            elif limit is None:
+                exact.append(F.lit(True))
+            else:
+                exact.append(gap <= limit)
+        if relative is not None:
+            share = _decimal_limit(relative)
+            # gap * 100 <= relative * |reference|: no division, so nothing is rounded.
+            if not relative:
+                exact.append(F.lit(False))
+            elif share is None:
+                exact.append(F.lit(True))
+            else:
+                exact.append(F.try_multiply(gap, F.lit(100)) <= F.try_multiply(share, F.abs(reference)))
+        approximate = _within_doubles(data.cast("double"), reference.cast("double"), "double", absolute, relative)
+        return F.coalesce(reduce(lambda a, b: a | b, exact), approximate)
+    return _within_doubles(data, reference, "float" if isinstance(as_type, FloatType) else "double", absolute, relative)
+
+
+def _within_doubles(
+    data: Column, reference: Column, precision: str, absolute: float | None, relative: float | None
+) -> Column:
+    """``_within`` for binary floating point, with the rounding slack of ``_EPSILON``."""
+    from pyspark.sql import functions as F
+
+    infinity = F.lit(float("inf"))
+    # NaN and the infinities agree only with themselves: any gap they leave is NaN or
+    # infinite, which a limit must never let pass.
+    finite = (F.abs(data) < infinity) & (F.abs(reference) < infinity)
+    gap = F.abs(data - reference)
+    slack = F.lit(_EPSILON[precision]) * F.greatest(F.abs(data), F.abs(reference))
+    held = []
+    if absolute is not None:
+        held.append(gap <= F.lit(float(absolute)) + slack if absolute else gap == F.lit(0.0))
+    if relative is not None:
+        share = F.abs(reference) * F.lit(relative / 100.0)
+        held.append(gap <= share + slack if relative else gap == F.lit(0.0))
+    return finite & reduce(lambda a, b: a | b, held)
+
+
+class ReferenceMatchCheck(_ReferenceCheck):
+    """Rows whose key (``keys``) is in the reference must agree with it in every compared
+    column (``columns``); ``reference_keys`` and ``reference_columns`` default to the same
+    names.
+
+    NULL equals NULL. Two numbers also agree when they differ by no more than the column's
+    ``absolute_difference``, or by no more than its ``relative_difference`` percent of the
+    reference value (both inclusive). A row whose key is not in the reference breaks the rule
+    when ``missing`` is ``fail`` (the default); a key with a NULL in it names nothing and is
+    neither compared nor missing (pair the rule with ``not_null``).
+
+    In the split a row carries one code per column that differs (``reference_match(amount)``),
+    ``reference_match(missing)`` for a key the reference lacks and
+    ``reference_match(duplicate_key)`` for a key the reference holds more than once. The
+    result's ``failed_count`` and ``metric_value`` are the offending rows; the message breaks
+    them down by code.
+    """
+
+    capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
+    params_spec = {
+        "keys": Param(STRING_LIST, required=True),
+        "reference_keys": Param(STRING_LIST),
+        "columns": Param(STRING_LIST, required=True),
+        "reference_columns": Param(STRING_LIST),
+        "reference": Param(MAPPING, required=True),
+        "absolute_difference": Param(MAPPING),
+        "relative_difference": Param(MAPPING),
+        "missing": Param(STRING),
+    }
+
+    def __init__(self, params: Mapping[str, Any] | None = None, **names: Any) -> None:
+        declared = names.get("code")
+        super().__init__(params, **names)
+        self._declared_code = declared
+        if declared is None:
+            clashing = [column for column in self.params["columns"] if column in _KEY_CODES]
+            if clashing:
+                raise ColaRuleError(
+                    f"compares a column named {clashing[0]!r}, whose code {self.column_code(clashing[0])} is the "
+                    f"code of a key the reference {'lacks' if clashing[0] == 'missing' else 'holds twice'}; "
+                    "declare a 'code' for the rule"
+                )
+        # Fresh for each check: no column of the data, and no other rule, can collide with it.
+        self.marker = f"__cola_match_{uuid.uuid4().hex}"
+
+    @classmethod
+    def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
+        _parse_reference(params["reference"])
+        _check_lists(params)
+        _check_differences(params)
+        missing = params.get("missing", "fail")
+        if missing not in MISSING_POLICIES:
+            raise ColaRuleError(f"'missing' must be 'fail' or 'ignore', got {missing!r}")
+
+    # -- what it compares ----------------------------------------------------------------
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.params["keys"])
+
+    @property
+    def reference_keys(self) -> list[str]:
+        return _names(self.params, "keys", "reference_keys")
+
+    @property
+    def compared(self) -> list[str]:
+        return list(self.params["columns"])
+
+    @property
+    def reference_columns(self) -> list[str]:
+        return _names(self.params, "columns", "reference_columns")
+
+    @property
+    def fails_missing(self) -> bool:
+        return bool(self.params.get("missing", "fail") == "fail")
+
+    def column_code(self, part: str) -> str:
+        """The code of a row that breaks the rule in ``part`` (a column, ``missing`` or
+        ``duplicate_key``); a declared code stands for all of them, as with ``not_null``."""
+        return self._declared_code or render_code(self.rule_type, part) + self.code_suffix
+
+    def row_codes(self) -> tuple[str, ...]:
+        parts = [*self.compared, *(["missing"] if self.fails_missing else []), "duplicate_key"]
+        return tuple(dict.fromkeys(self.column_code(part) for part in parts))
+
+    def columns_used(self, df: DataFrame) -> Sequence[str]:
+        return [*self.keys, *self.compared]
+
+    # -- the lookup ----------------------------------------------------------------------
+
+    def _count_name(self) -> str:
+        return f"{self.marker}_rows"
+
+    def _value_name(self, number: int) -> str:
+        return f"{self.marker}_value{number}"
+
+    def _lost_name(self, number: int) -> str:
+        """TRUE where the reference value did not fit the type it is compared as."""
+        return f"{self.marker}_lost{number}"
+
+    def _compared_type(self, df: DataFrame, column: str, reference_column: str) -> str | None:
+        """The type a compared column and its reference column are compared as (None: their
+        own). A float on either side of two numbers makes it float: the float side holds no
+        more. A rule error when they cannot be compared, or carry a difference that needs numbers."""
+        from pyspark.sql.types import FloatType
+
+        as_type = self.compared_as(df, column, reference_column)
+        data_type, reference_type = column_type(df, column), self.reference_type(self.reference, reference_column)
+        families = {type_family(data_type), type_family(reference_type)}
+        limits = [key for key in _DIFFERENCES if column in self.params.get(key, {})]
+        if limits and not families <= {"numeric", "float"}:
+            sides = f"{data_type.simpleString()} against {reference_type.simpleString()}"
+            raise self.rule_error(f"'{limits[0]}' needs numbers, but {column} is {sides}; cast it first")
+        either_float = isinstance(data_type, FloatType) or isinstance(reference_type, FloatType)
+        if as_type is not None and either_float and families <= {"numeric", "float"}:
+            return "float"
+        return as_type
+
+    def prepare(self, df: DataFrame) -> DataFrame:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        reference = self.reference
+        aliases, key_values, matches, complete = self.key_lookup(df, self.keys, self.reference_keys, self.marker)
+        values, lost = [], []
+        for number, (column, reference_column) in enumerate(zip(self.compared, self.reference_columns, strict=True)):
+            reference_value = column_of(reference, reference_column)
+            as_type = self._compared_type(df, column, reference_column)
+            if as_type is not None:
+                cast = try_cast(reference_value, as_type)
+                # A value the comparison type cannot hold equals nothing, not even a NULL.
+                lost.append((number, reference_value.isNotNull() & cast.isNull()))
+                reference_value = cast
+            values.append(reference_value.alias(f"v{number}"))
+        # NULL never equals anything, so reference rows with a NULL in the key go first.
+        # One row per key, with the number of reference rows that hold it; a key held twice
+        # keeps no values, so its rows are not compared. A window rather than a groupBy: an
+        # aggregate of text values is a sort-based aggregate, while the window's sort by key
+        # is the one a sort-merge join with the data needs anyway, so Spark does it once. One
+        # window spec for both functions, so one sort; with an ordering, count needs the whole frame.
+        per_key = Window.partitionBy(*aliases).orderBy(*aliases)
+        whole_key = per_key.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+        rank, rows = f"{self.marker}_rank", F.col(self._count_name())
+        carried = [*(f"v{number}" for number in range(len(values))), *(f"l{number}" for number, _ in lost)]
+        by_key = (
+            reference.select(*key_values, *values, *[flag.alias(f"l{number}") for number, flag in lost])
+            .where(complete)
+            .select(
+                *aliases,
+                *carried,
+                F.count(F.lit(1)).over(whole_key).alias(self._count_name()),
+                F.row_number().over(per_key).alias(rank),
+            )
+            .where(F.col(rank) == 1)
+            .select(
+                *aliases,
+                rows,
+                *[F.when(rows == 1, F.col(f"v{n}")).alias(self._value_name(n)) for n in range(len(values))],
+                *[F.when(rows == 1, F.col(f"l{n}")).alias(self._lost_name(n)) for n, _ in lost],
+            )
+        )
+        return df.join(by_key, on=matches, how="left").drop(*aliases)
+
+    # -- the predicates ------------------------------------------------------------------
+
+    def _agrees(self, df: DataFrame, number: int, column: str) -> Column:
+        """TRUE where the row's ``column`` agrees with the reference value (never NULL)."""
+        from pyspark.sql import functions as F
+
+        reference = F.col(self._value_name(number))
+        as_type = df.schema[self._value_name(number)].dataType
+        data = column_of(df, column)
+        lost = [F.ifnull(F.col(self._lost_name(number)), F.lit(False))] if self._lost_name(number) in df.columns else []
+        if column_type(df, column).simpleString() != as_type.simpleString():
+            cast = try_cast(data, as_type.simpleString())
+            lost.append(data.isNotNull() & cast.isNull())
+            data = cast
+        agrees = data.eqNullSafe(reference)
+        absolute = self.params.get("absolute_difference", {}).get(column)
+        relative = self.params.get("relative_difference", {}).get(column)
+        if absolute is not None or relative is not None:
+            within = _within(data, reference, as_type, absolute, relative)
+            agrees = agrees | F.ifnull(within, F.lit(False))
+        for flag in lost:
+            agrees = agrees & ~flag
+        return agrees
+
+    def _found(self) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.col(self._count_name()) == 1
+
+    def _complete_key(self, df: DataFrame) -> Column:
+        return reduce(lambda a, b: a & b, [column_of(df, key).isNotNull() for key in self.keys])
+
+    def _missing(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+
+        return self._complete_key(df) & F.col(self._count_name()).isNull()
+
+    def _duplicated(self) -> Column:
+        from pyspark.sql import functions as F
+
+        return F.ifnull(F.col(self._count_name()) > 1, F.lit(False))
+
+    def _differs(self, df: DataFrame) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        found = F.ifnull(self._found(), F.lit(False))
+        return [found & ~self._agrees(df, number, column) for number, column in enumerate(self.compared)]
+
+    def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
+        differing = zip(self.compared, self._differs(df), strict=True)
+        pairs = [(self.column_code(column), differs) for column, differs in differing]
+        if self.fails_missing:
+            pairs.append((self.column_code("missing"), self._missing(df)))
+        pairs.append((self.column_code("duplicate_key"), self._duplicated()))
+        return pairs
+
+    def sample_values(self, df: DataFrame) -> list[tuple[str, Column]]:
+        """Beside each sampled row, the reference's values of the compared columns (NULL when
+        the key is not in the reference, or is there more than once)."""
+        from pyspark.sql import functions as F
+
+        values = F.struct(*[F.col(self._value_name(n)).alias(c) for n, c in enumerate(self.compared)])
+        return [("reference", F.when(self._found(), values))]
+
+    # -- the measurement -----------------------------------------------------------------
+
+    def aggregations(self, df: DataFrame) -> list[Column]:
+        from pyspark.sql import functions as F
+
+        return [
+            self.count_offending(df),
+            self.count_rows(F.ifnull(self._found(), F.lit(False))),
+            self.count_rows(self._missing(df)),
+            self.count_rows(self._duplicated()),
+            *[self.count_rows(differs) for differs in self._differs(df)],
+        ]
+
+    def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
+        offending, compared, missing, duplicated, *differing = (int(value) for value in values)
+        # The rows counted per part, as the message lists them, as data too.
+        columns = dict(zip(self.compared, differing, strict=True))
+        details = {"columns": columns, "missing": missing, "duplicate_key": duplicated}
+        label = self.render_code()
+        ignored = (
+            f"; {plural(missing, 'row')} not in the reference, ignored" if missing and not self.fails_missing else ""
+        )
+        if not offending:
+            message = f"{label}: every row found in the reference matches it ({compared} compared){ignored}"
+            return CheckResult(self.rule_type, True, message, 0, 0, details=details)
+        counts = list(columns.items())
+        if self.fails_missing:
+            counts.append(("missing", missing))
+        counts.append(("duplicate_key", duplicated))
+        detail = ", ".join(f"{part}: {count}" for part, count in counts if count)
+        verb = "does" if offending == 1 else "do"
+        ambiguous = (
+            f"; {plural(duplicated, 'row')} {'has a key' if duplicated == 1 else 'have keys'} the reference "
+            "holds more than once, so nothing says which reference row to compare with"
+            if duplicated
+            else ""
+        )
+        message = (
+            f"{label}: {plural(offending, 'row')} {verb} not match the reference ({detail}; "
+            f"{compared} compared){ambiguous}{ignored}"
+        )
+        return CheckResult(self.rule_type, False, message, offending, offending, details=details)

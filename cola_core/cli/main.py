@@ -1,0 +1,228 @@
+"""The ``cola`` command line (also ``python -m cola_core``): the program spark-submit runs.
+
+``cola check`` measures a source against a rules file; ``cola split`` also writes its valid
+and invalid rows. Both print a table of results, and can write the results as JSON (the same
+dict the Airflow operators push to XCom) and the report.
+
+Exit status: 0 when nothing failed (warns included), 1 when a check failed (``--fail-exit-code``
+changes it), 2 for a usage, rules, source or output error (the message only, no traceback),
+3 for anything unexpected (with the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cola_core import exit_status
+from cola_core._version import __version__
+from cola_core.cli.args import build_parser, job_spec, parse_arguments
+from cola_core.cli.history import checked_history_arguments, run_history_command
+from cola_core.common.spark_errors import first_line
+from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
+from cola_core.job.runner import (
+    LoadedJob,
+    load_job,
+    remove_earlier_file,
+    run_job,
+    write_report_page,
+    write_results_file,
+)
+from cola_core.job.spec import JobSpec
+from cola_core.report.pages import checked_page_path
+from cola_core.report.results import refusal_results, render_table
+from cola_core.storage.readwrite import missing_input, missing_local_path
+from cola_core.storage.session import connect_mode, master_configured, spark_session, stop_session
+from cola_core.storage.specs import without_file_scheme
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "build_parser", "main"]
+
+# Kept under their old names: scripts read them from here.
+EXIT_OK = exit_status.OK
+EXIT_FAILED = exit_status.FAILED
+EXIT_ERROR = exit_status.REFUSED
+EXIT_INTERNAL = exit_status.INTERNAL
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status (see the module docstring)."""
+    try:
+        args = parse_arguments(argv)
+    except SystemExit as exit_:  # argparse exits on --help (0) and on usage errors (2)
+        return int(exit_.code or 0)
+    if args.command == "history":
+        return _run_history(args)
+    try:
+        return _run(args)
+    except ColaError as error:
+        return _refuse(args, str(error))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        analysis = _analysis_error(error)
+        if analysis is not None:
+            return _refuse(args, f"Spark refused a query: {analysis}")
+        traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    try:
+        store = checked_history_arguments(args)  # before any JVM starts
+        spark, started_here = spark_session(args.remote or args.master, ())
+        try:
+            print(run_history_command(args, spark, store), flush=True)
+        finally:
+            if started_here:
+                stop_session(spark)
+    except ColaError as error:
+        _say_error(str(error))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        traceback.print_exc()
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _refuse(args: argparse.Namespace, message: str) -> int:
+    """Say why the run was refused (exit 2) and, with --results, write that down as well:
+    in cluster deploy mode the caller sees the results file, not this process's exit status,
+    and a refused run must not be retried like a crash."""
+    _say_error(message)
+    if args.results:
+        # If the results path itself is the problem, the message above says so.
+        with contextlib.suppress(ColaError):
+            write_results_file(_local_results_path(args.results), refusal_results(message))
+    return EXIT_ERROR
+
+
+def _run(args: argparse.Namespace) -> int:
+    results_path = _local_results_path(args.results) if args.results else None
+    html_path = checked_page_path(args.html) if args.html else None
+    # A results file or report left by an earlier run must never pass for this run's, if this one fails.
+    if results_path is not None:
+        remove_earlier_file(results_path, "results file")
+    if html_path is not None:
+        remove_earlier_file(html_path, "HTML report")
+    # Everything that can be checked without Spark is checked first: no JVM for a typo.
+    job = load_job(job_spec(args))
+    _refuse_missing_local_paths(job)
+    spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
+    try:
+        if job.spec.verbose:
+            _say_provenance(spark)
+        outcome = run_job(job, spark)
+        print(
+            render_table(
+                outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count,
+                colour=_colour_wanted(),
+            ),
+            flush=True,
+        )
+        if html_path is not None:
+            # A page that cannot be written after the run is a warning: the run stands.
+            warning = write_report_page(spark, job.spec, outcome, html_path)
+            if warning is not None:
+                print(f"cola: warning: {warning}", file=sys.stderr, flush=True)
+        if results_path is not None:
+            # Written last, so an existing results file always means a complete run.
+            write_results_file(results_path, outcome.summary)
+    finally:
+        if started_here:
+            stop_session(spark)
+    return EXIT_OK if outcome.passed else job.spec.fail_exit_code
+
+
+def _refuse_missing_local_paths(job: LoadedJob) -> None:
+    """Refuse, before a JVM starts, a path on this machine the run would read and that does
+    not exist: the source, then each rule's references in rule order, with the messages the
+    run would give once Spark had started (``storage.read_source``, and
+    ``planner.read_inputs`` naming the rule). The rules file was read already.
+
+    Only when the session is one ``cola`` starts here on a local master
+    (:func:`_local_session_here`), whose driver reads this machine's files. A path with a
+    scheme other than ``file:``, and a glob, are left to Spark (``storage.missing_local_path``).
+
+    Raises:
+        ColaSourceError: the source's path, or a reference's, does not exist.
+    """
+    if not _local_session_here(job.spec):
+        return
+    source = job.spec.source
+    if source is not None and source.path is not None and missing_local_path(source.path):
+        raise missing_input(source.path)
+    for check in job.checks:
+        for name, reference in check.references().items():
+            if reference.path is not None and missing_local_path(reference.path):
+                # Worded as planner.read_inputs words a reference it cannot read.
+                location = check.rule_error("").location
+                raise ColaSourceError(f"{location}: cannot read the {name}: {missing_input(reference.path)}")
+
+
+def _local_session_here(spec: JobSpec) -> bool:
+    """Whether the run's session will be one ``cola`` starts in this process on a local
+    master (``local``, ``local[n]``...), as ``session.spark_session`` decides: ``--master``,
+    else ``spark.master`` in ``--conf``, else ``local[*]`` when nothing else names one. Not
+    under spark-submit (its JVM is running already), over Spark Connect, beside a session
+    already running in the process, or when PYSPARK_SUBMIT_ARGS or spark-defaults.conf
+    choose the master: then the run's own checks say what is missing."""
+    if spec.remote is not None or connect_mode() or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return False
+    sql = sys.modules.get("pyspark.sql")  # never imported: no session can be running
+    if sql is not None and sql.SparkSession.getActiveSession() is not None:
+        return False
+    master = spec.master or dict(spec.conf).get("spark.master")
+    if master is None:
+        if master_configured(()):
+            return False
+        master = "local[*]"
+    return master.startswith("local")
+
+
+def _local_results_path(text: str) -> Path:
+    path = without_file_scheme(text)
+    if "://" in path:
+        raise ColaOutputError(
+            f"--results must be a file the driver can write (a local path or a file: URI), got {text!r}"
+        )
+    return Path(path)
+
+
+def _colour_wanted() -> bool:
+    # Colour only for a person at a terminal: piped output (logs, files, grep) stays plain.
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _say_error(message: str) -> None:
+    print(f"cola: error: {message}", file=sys.stderr, flush=True)
+
+
+def _say_provenance(spark: SparkSession) -> None:
+    location = os.path.dirname(os.path.abspath(__file__))
+    try:
+        master = spark.conf.get("spark.master", "unknown")
+    except Exception:  # Spark Connect
+        master = "spark connect"
+    print(
+        f"cola: cola_core {__version__} from {location}; Spark {spark.version}, master {master}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _analysis_error(error: BaseException) -> str | None:
+    """The first line of a Spark analysis error (bad SQL in a rule, say), else ``None``."""
+    from pyspark.errors import AnalysisException
+
+    return first_line(error) if isinstance(error, AnalysisException) else None

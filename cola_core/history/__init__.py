@@ -1,0 +1,55 @@
+"""The history store: appending a run's results, baselines, retention and the summaries.
+
+Code inside the engine imports the module that defines a name; this package re-exports the
+public ones so that ``from cola_core.history import history_trends`` keeps working.
+"""
+
+from __future__ import annotations
+
+from cola_core.history.store import (
+    ADDED_COLUMNS,
+    FAILED_RECORDS_SCHEMA,
+    HISTORY_COLUMNS,
+    HISTORY_SCHEMA,
+    RUN_KINDS,
+    RunInfo,
+    append_history,
+    check_history_store,
+    collected,
+    daily_summary,
+    default_dataset,
+    dimension_summary,
+    exclude_run,
+    failed_records_spec,
+    history_trends,
+    index_rows,
+    prune_history,
+    read_baselines,
+    read_history,
+    rule_trend,
+    top_offenders,
+)
+
+__all__ = [
+    "ADDED_COLUMNS",
+    "FAILED_RECORDS_SCHEMA",
+    "HISTORY_COLUMNS",
+    "HISTORY_SCHEMA",
+    "RUN_KINDS",
+    "RunInfo",
+    "append_history",
+    "check_history_store",
+    "collected",
+    "daily_summary",
+    "default_dataset",
+    "dimension_summary",
+    "exclude_run",
+    "failed_records_spec",
+    "history_trends",
+    "index_rows",
+    "prune_history",
+    "read_baselines",
+    "read_history",
+    "rule_trend",
+    "top_offenders",
+]

@@ -1,0 +1,382 @@
+"""Running a :class:`~cola_core.job.spec.JobSpec`: read the source, run the rules, write the outputs.
+
+This is the one layer that writes. The checks describe and the plan measures; what a run
+leaves behind is written here, and only here: the split's outputs, a failing ``sql`` rule's
+failed rows, the report table, the history, the HTML page and the results file. So is what a
+run of the ``Cola`` facade writes (:func:`run_checks` and :func:`run_split`).
+
+The command line, the operators' Spark job and the decorator all go through
+:func:`run_job`. Everything that can be checked without Spark is checked first, by
+:func:`load_job`: the rules file, the custom check packages and every rule. Each of them
+builds a run's HTML report with :func:`report_page`, and the command line writes it with
+:func:`write_report_page`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cola_core.checks.base import BaseCheck
+from cola_core.common.spark_errors import first_line
+from cola_core.common.values import utc_datetime
+from cola_core.errors import ColaError, ColaOutputError
+from cola_core.guards.sqlguard import allowing_outside_access
+from cola_core.history.store import (
+    FAILED_RECORDS_SCHEMA,
+    RunInfo,
+    append_history,
+    check_history_store,
+    default_dataset,
+    failed_records_spec,
+    history_trends,
+    read_baselines,
+)
+from cola_core.job.spec import JobSpec
+from cola_core.language.files import read_rules_file
+from cola_core.language.result import CheckResult
+from cola_core.plan.planner import run_block
+from cola_core.plan.samples import attach_samples
+from cola_core.plan.staged_split import SplitOutcome, staged_split
+from cola_core.report.pages import render_html, write_page
+from cola_core.report.results import summarise, write_report_table, write_results_file
+from cola_core.ruleset.parsing import parse_rules
+from cola_core.ruleset.registry import default_checks, load_checks
+from cola_core.storage.readwrite import ensure_writable, read_source, write_output
+from cola_core.storage.specs import OutputSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = [
+    "TREND_RUNS", "JobOutcome", "LoadedJob", "load_job", "remove_earlier_file", "report_page", "run_checks",
+    "run_job", "run_split", "write_report_page", "write_results_file", "write_run_page",
+]
+
+# The runs of each rule whose trend a report draws, with a history.
+TREND_RUNS = 20
+
+
+@dataclass(frozen=True)
+class LoadedJob:
+    """A job whose rules have been read and parsed, once: nothing left to check without Spark.
+
+    Attributes:
+        spec: the job.
+        checks: the parsed rules, in order after ``targets`` expansion.
+    """
+
+    spec: JobSpec
+    checks: tuple[BaseCheck, ...]
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What a job measured and wrote.
+
+    Attributes:
+        results: one result per rule, in order.
+        summary: the results summary (``cola_core.report.results.summarise``): what the results file
+            and XCom hold.
+        valid_count: for a split, the rows written to the valid output.
+        invalid_count: for a split, the rows written to the invalid output.
+        rejections: for a split, per rejection code, the invalid rows carrying it (codes no
+            row carries left out; ``SplitOutcome.rejections``); None for a check.
+        validated_at: when the rules ran: the time the report and the history rows carry.
+        data_date: the date of the data the job checked (``JobSpec.data_date``, UTC);
+            None when none was given (the history then keys the run by ``validated_at``).
+    """
+
+    results: list[CheckResult]
+    summary: dict[str, Any] = field(default_factory=dict)
+    valid_count: int | None = None
+    invalid_count: int | None = None
+    rejections: dict[str, int] | None = None
+    validated_at: dt.datetime | None = None
+    data_date: dt.datetime | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.summary["passed"])
+
+
+def load_job(spec: JobSpec, checks: Sequence[BaseCheck] | None = None) -> LoadedJob:
+    """Read and parse the job's rules, in pure Python, with the rule types every ``Cola()``
+    starts with (those of the job's check packages included).
+
+    Args:
+        checks: the rules already parsed with the job's engine settings (the provider parses
+            them in the worker to validate them); they are then not parsed again.
+
+    Raises:
+        ColaError: the rules file cannot be read, a check package cannot be imported, or a
+            rule is malformed (``ColaRuleError``, naming the rule).
+    """
+    for package in spec.check_packages:
+        load_checks(package)
+    if checks is None:
+        rules = read_rules_file(spec.rules) if isinstance(spec.rules, str) else list(spec.rules)
+        with allowing_outside_access(spec.allow_external_access):
+            checks = parse_rules(rules, default_checks())
+    return LoadedJob(spec, tuple(checks))
+
+
+def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | None = None) -> JobOutcome:
+    """Run a job in ``spark``: read its source, measure it, write its outputs, the report
+    table and the history (the results file and the page are the caller's to write:
+    :func:`write_results_file`, :func:`write_report_page`).
+
+    Args:
+        job: the job, or the job :func:`load_job` has already checked.
+        df: the data, when the caller has it (the decorator); otherwise the job's source is read.
+
+    Raises:
+        ColaError: a malformed spec or rule, a source that cannot be read, an output that
+            exists or cannot be written.
+    """
+    loaded = job if isinstance(job, LoadedJob) else load_job(job)
+    spec, checks = loaded.spec, list(loaded.checks)
+    # The source query is checked under the same switch as the rules' SQL.
+    with allowing_outside_access(spec.allow_external_access):
+        if df is None:
+            if spec.source is None:
+                raise ValueError("run_job needs a job with a source, or a DataFrame")
+            df = read_source(spark, spec.source)
+        failed_rows_outputs = [check.failed_rows_output for check in checks if check.failed_rows_output is not None]
+        for output in (*spec.outputs, *failed_rows_outputs):
+            ensure_writable(spark, output)
+        validated_at = dt.datetime.now(dt.timezone.utc)
+        run_info = _run_info(spec, validated_at)
+        counts: dict[str, int] = {}
+        rejections = None
+        if spec.command == "split":
+            assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
+            split = run_split(
+                df, checks, spec.valid_output, spec.invalid_output,
+                annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, samples=spec.samples,
+                annotate_valid=spec.annotate_valid, history=spec.history, run_info=run_info,
+            )
+            results = split.results
+            counts = {"valid_count": split.valid_count, "invalid_count": split.invalid_count}
+            rejections = split.rejections
+        else:
+            results = run_checks(df, checks, samples=spec.samples, history=spec.history, run_info=run_info)
+        if spec.report is not None:
+            write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
+    return JobOutcome(
+        results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"),
+        rejections=rejections, validated_at=validated_at,
+        data_date=_moment(spec.data_date),
+    )
+
+
+def _run_info(spec: JobSpec, validated_at: dt.datetime) -> RunInfo | None:
+    """What the job writes beside its results in its history; None without a history."""
+    if spec.history is None:
+        return None
+    source = spec.source
+    dataset = spec.dataset or (default_dataset(source) if source is not None else None)
+    if dataset is None:
+        raise ColaError("a history needs a dataset: the job has no source to name it by, so give dataset")
+    return RunInfo(
+        dataset=dataset, pipeline=spec.pipeline, dag_id=spec.dag_id, task_id=spec.task_id,
+        airflow_run_id=spec.airflow_run_id, validated_at=validated_at, data_date=_moment(spec.data_date),
+        data_interval_start=_moment(spec.data_interval_start),
+        data_interval_end=_moment(spec.data_interval_end), logical_date=_moment(spec.logical_date),
+        map_index=spec.map_index,
+    )
+
+
+# -- a block of parsed rules on a DataFrame ------------------------------------------------------
+
+
+def run_checks(
+    df: DataFrame,
+    checks: list[BaseCheck],
+    *,
+    samples: int = 0,
+    distinct_strategy: str = "separate",
+    history: OutputSpec | None = None,
+    run_info: RunInfo | None = None,
+) -> list[CheckResult]:
+    """Measure ``checks`` on ``df`` (one result per rule, in order), then write what the run
+    asks for: each failing ``sql`` rule's failed rows to its output, and with ``history`` the
+    results (and their samples) to the store, as a run of kind ``check``. The caller opens the
+    rules' SQL scope (``sqlguard.allowing_outside_access``).
+
+    Raises:
+        ColaRuleError: a change or anomaly rule without a history store.
+        ColaOutputError: the history store is not a Cola history or cannot be appended to,
+            or a failed-rows output cannot be written.
+    """
+    checks = _with_history(df, checks, history, run_info, samples)
+    results = _finish(df, checks, run_block(df, checks, distinct_strategy), samples)
+    if history is not None and run_info is not None:
+        append_history(df.sparkSession, history, results, dataclasses.replace(run_info, run_kind="check"))
+    return results
+
+
+def run_split(
+    df: DataFrame,
+    checks: list[BaseCheck],
+    valid: Any,
+    invalid: Any,
+    *,
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+    annotate_valid: bool = False,
+    samples: int = 0,
+    history: OutputSpec | None = None,
+    run_info: RunInfo | None = None,
+) -> SplitOutcome:
+    """Measure ``checks`` on ``df`` and write its valid and invalid rows
+    (``split_write.staged_split``), then what :func:`run_checks` writes, the history as a
+    run of kind ``split`` once both outputs are published.
+
+    Raises:
+        As ``split_write.staged_split`` and :func:`run_checks`.
+    """
+    checks = _with_history(df, checks, history, run_info, samples)
+    with staged_split(
+        df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key, annotate_valid=annotate_valid
+    ) as staged:
+        # Samples and a sql rule's failed rows are taken before publishing: an output may
+        # overwrite the source.
+        outcome = staged.publish(_finish(df, checks, staged.results, samples))
+    if history is not None and run_info is not None:
+        append_history(df.sparkSession, history, outcome.results, dataclasses.replace(run_info, run_kind="split"))
+    return outcome
+
+
+def _finish(df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], samples: int) -> list[CheckResult]:
+    """Write each failing rule's own output (a sql rule's failed rows), then take the samples."""
+    # The block gives one result per check, in order: the lengths are equal.
+    for check, result in zip(checks, results, strict=True):
+        output = check.failed_rows_output
+        if output is not None and result.failed_rows is not None and not result.passed:
+            write_output(result.failed_rows, output)
+    return attach_samples(df, checks, results, samples) if samples else results
+
+
+def _with_history(
+    df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None, samples: int = 0
+) -> list[BaseCheck]:
+    """The checks, each change or anomaly rule with its metric's earlier values from the
+    store (one query for the block); the store checked before any rule runs.
+
+    Raises:
+        ColaRuleError: a change or anomaly threshold with no history store to compare with.
+        ColaOutputError: the store is not a Cola history.
+    """
+    needs = {check.rule_id: check.history_runs for check in checks if check.history_runs}
+    if store is None or info is None:
+        for check in checks:
+            if check.history_runs:
+                raise check.rule_error(
+                    "its thresholds compare with earlier runs, which a history store holds: give one "
+                    "(history= and dataset=, or cola --history)"
+                )
+        return checks
+    if samples:
+        check_history_store(df.sparkSession, failed_records_spec(store), FAILED_RECORDS_SCHEMA)
+    if not needs:
+        check_history_store(df.sparkSession, store)
+        return checks
+    # Reading the baselines checks the store too: it is read once.
+    earlier = read_baselines(df.sparkSession, store, info, needs)
+    return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]
+
+
+# -- the files a run leaves on the driver --------------------------------------------------------
+
+
+def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
+    """The HTML report of a run of ``spec`` (``cola_core.report.pages.render_html``): its time is the
+    run's ``validated_at``, the one its history rows carry, and its data date the one it was
+    keyed by; with a history, each rule has the trend of its dataset's last :data:`TREND_RUNS`
+    data intervals up to this run's (which it has appended), so that the report of a rerun or
+    a backfill draws what the first run's did.
+
+    Raises:
+        ColaOutputError: the history store is not a Cola history (its trends cannot be read).
+    """
+    dataset = spec.dataset or (default_dataset(spec.source) if spec.source is not None else None)
+    trends = None
+    if spec.history is not None and dataset is not None:
+        until = outcome.data_date or outcome.validated_at
+        trends = history_trends(spark, spec.history, dataset, runs=TREND_RUNS, until=until)
+    return render_html(
+        outcome.results, dataset=dataset, pipeline=spec.pipeline, validated_at=outcome.validated_at,
+        dag_id=spec.dag_id, task_id=spec.task_id, airflow_run_id=spec.airflow_run_id, data_date=outcome.data_date,
+        data_interval=(_moment(spec.data_interval_start), _moment(spec.data_interval_end)),
+        valid_count=outcome.valid_count,
+        invalid_count=outcome.invalid_count, rejections=outcome.rejections, trends=trends,
+    )
+
+
+def write_report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> str | None:
+    """Write the run's HTML report (:func:`report_page`) to ``path``; None when it was written,
+    else the warning that says why not (``the HTML report was not written: ...``).
+
+    The run is finished by then (its outputs published, its history appended): refusing it
+    now would make it look undone, and a caller that retries on a refusal or a crash would
+    run it again and append its history twice. So a page that cannot be built or written, for
+    whatever reason (a history store that cannot be read for the trends, a bug in the page),
+    is a warning, and the run's outcome stands. A BaseException (an interrupt, a timeout)
+    still stops the caller.
+    """
+    try:
+        write_run_page(spark, spec, outcome, path)
+    except Exception as error:
+        return f"the HTML report was not written: {_why_not(error)}"
+    return None
+
+
+def write_run_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome, path: Path) -> None:
+    """Write the run's HTML report (:func:`report_page`) to ``path``, atomically.
+
+    Raises:
+        ColaOutputError: the page cannot be written, or the history read for its trends.
+    """
+    write_page(path, report_page(spark, spec, outcome))
+
+
+# Spark's errors (py4j's, pyspark's) whose first line names the JVM class that failed.
+_JVM_CLASS = re.compile(r"(?:[a-z_]\w*\.)+[A-Z]\w*: ")
+
+
+def _why_not(error: Exception) -> str:
+    """Why the page was not written, in one line: a ColaError's message; any other error's
+    type before its message (a ``KeyError('x')`` says ``KeyError: 'x'``, not ``'x'``), unless
+    the line already says what failed (Spark's ``org.apache.spark.SparkException: ...``)."""
+    line = first_line(error)
+    if isinstance(error, ColaError):
+        return line
+    name = type(error).__name__
+    spark = type(error).__module__.split(".", 1)[0] in ("pyspark", "py4j")
+    if line == name or (spark and _JVM_CLASS.match(line)):  # no message of its own, or Spark's
+        return line
+    return f"{name}: {line}"
+
+
+def remove_earlier_file(path: Path, what: str) -> None:
+    """Remove the file an earlier run left at ``path`` (a results file, an HTML report), so
+    that it never passes for this run's if this one fails.
+
+    Raises:
+        ColaOutputError: it cannot be removed (``what`` names it).
+    """
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as error:
+        raise ColaOutputError(f"cannot remove the earlier {what} {str(path)!r}: {error}") from error
+
+
+def _moment(text: str | None) -> dt.datetime | None:
+    """A ``JobSpec`` time (ISO text, checked when the spec was made) as a tz-aware UTC datetime."""
+    return None if text is None else utc_datetime(text)

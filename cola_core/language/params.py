@@ -1,0 +1,122 @@
+"""Parameter declarations for checks, built-in or custom, checked in pure Python before any Spark work.
+
+A check class lists its parameters in ``params_spec``; the rule parser uses it to refuse
+unknown keys (listing the valid ones), missing required keys and values of the wrong type::
+
+    from cola_core.language.params import STRING, THRESHOLD, Param
+
+    class PositiveShareCheck(BaseCheck):
+        params_spec = {"column": Param(STRING, required=True), "must_be": Param(THRESHOLD)}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cola_core.common.values import is_finite_number
+
+__all__ = [
+    "BOOL",
+    "LONG_RANGE",
+    "MAPPING",
+    "NUMBER",
+    "ORDERED",
+    "SCALAR_LIST",
+    "STRING",
+    "STRING_LIST",
+    "STRING_MAP",
+    "THRESHOLD",
+    "WHOLE",
+    "Kind",
+    "Param",
+]
+
+
+# Spark takes a Python int as a LongType literal, so a whole number outside this range fails
+# inside a job (a Py4J error) unless the parameter handles decimals itself.
+LONG_RANGE = (-(2**63), 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of value: a predicate plus the words used when a value is not of this kind.
+
+    Attributes:
+        whole_range: when set, the whole numbers this kind takes (the value, or each item of
+            a list) must lie in it; the structure pre-pass names the limit in its message.
+    """
+
+    describe: str
+    accepts: Callable[[Any], bool]
+    whole_range: tuple[int, int] | None = None
+
+
+def _is_number(value: Any) -> bool:
+    # Rule values come from JSON or YAML: ints and floats, never Decimals.
+    return isinstance(value, (int, float)) and is_finite_number(value)
+
+
+def _is_long(value: Any) -> bool:
+    """A finite number that Spark can take as a literal: ints within the 64-bit range."""
+    return _is_number(value) and (isinstance(value, float) or LONG_RANGE[0] <= value <= LONG_RANGE[1])
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_nonempty_string(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(_is_nonempty_string(v) for v in value)
+
+
+def _is_scalar(value: Any) -> bool:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _is_long(value)
+    return value is None or isinstance(value, (str, bool, dt.date))
+
+
+STRING = Kind("a non-empty string", _is_nonempty_string)
+STRING_LIST = Kind("a non-empty list of column names", _is_string_list)
+NUMBER = Kind("a number", _is_long, LONG_RANGE)
+WHOLE = Kind(
+    "a whole number >= 0",
+    lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= LONG_RANGE[1],
+    LONG_RANGE,
+)
+# Range bounds may be numbers, or dates/timestamps written as ISO strings.
+ORDERED = Kind(
+    "a number, or a date/timestamp such as '2024-01-31'",
+    lambda v: _is_number(v) or isinstance(v, (dt.date, dt.datetime)) or _is_nonempty_string(v),
+)
+THRESHOLD = Kind("a threshold string such as '< 5%' (or a plain number)", lambda v: _is_number(v) or _is_string(v))
+BOOL = Kind("true or false", lambda v: isinstance(v, bool))
+MAPPING = Kind("an object", lambda v: isinstance(v, dict))
+STRING_MAP = Kind(
+    "an object of column name to type name",
+    lambda v: (
+        isinstance(v, dict)
+        and len(v) > 0
+        and all(_is_nonempty_string(k) and _is_nonempty_string(t) for k, t in v.items())
+    ),
+)
+SCALAR_LIST = Kind(
+    "a non-empty list of values",
+    lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(_is_scalar(x) for x in v),
+    LONG_RANGE,
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a check."""
+
+    kind: Kind
+    required: bool = False
+    default: Any = None

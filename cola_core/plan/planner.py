@@ -1,0 +1,498 @@
+"""The planner: the only place that starts Spark actions for ``run``.
+
+A block costs one ``df.agg(...)`` holding every plain aggregate of every check; each check
+reads back its own positions of the one row, so checks cannot collide whatever their
+Columns are named. An aggregate two checks ask for (the same Column, built once per block by
+``_columns.shared_columns``) takes one position. Distinct-row counts (``unique``, ``duplicate_*``,
+``distinct_count``) are grouped by column set, so ``unique(id)`` and ``duplicate_count(id)``
+share one count, and each set is computed one of two ways:
+
+- ``separate`` (the default): one extra aggregation per set,
+  ``df.select(set).distinct().count()``;
+- ``inline``: a ``count(DISTINCT ...)`` inside the block's agg.
+
+Inline saves a job but not work: Spark plans a distinct inside a global agg by grouping the
+whole table on the distinct key, so every other aggregate of the block is carried through
+that hash aggregation and its shuffle, and two or more distinct sets add an Expand that
+copies every input row once per set. On the benchmark's 2M-row block (``benchmarks/``,
+``docs/performance.md``) inline took about 1.4x the time and CPU of separate,
+which is why separate is the default.
+
+``schema`` reads the schema and starts no job. ``sql`` rules and other self-running checks
+keep their own action.
+
+The planner also reads what checks refer to besides the data (a ``foreign_key``'s
+reference): :func:`read_inputs` hands each check a bound copy, so checks never read storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cola_core.checks.base import BaseCheck
+from cola_core.common.columns import column_of, scope_column, shared_columns
+from cola_core.common.spark_errors import analyse_now, first_line, is_evaluation_failure, is_unreachable
+from cola_core.errors import ColaError, ColaRuleError, ColaSourceError
+from cola_core.guards.sqlguard import spark_expression_problem, without_comments
+from cola_core.language.result import CheckResult
+from cola_core.storage.readwrite import read_source
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = [
+    "DISTINCT_STRATEGIES",
+    "BlockPlan",
+    "DistinctSet",
+    "checked_block",
+    "count_distinct_rows",
+    "distinct_count_column",
+    "distinct_key",
+    "ensure_columns",
+    "ensure_conditions",
+    "measure_block",
+    "plan_block",
+    "prepare_all",
+    "read_inputs",
+    "run_block",
+]
+
+DISTINCT_STRATEGIES = ("separate", "inline")
+# The columns of a distinct count, and the ``where`` scope it is counted in.
+DistinctSet = tuple[tuple[str, ...], "str | None"]
+
+
+def distinct_key(columns: Sequence[str], where: str | None = None) -> tuple[tuple[str, ...], str | None]:
+    """The set a distinct count runs over: (a, b), (b, a) and (a, a, b) all count the same
+    rows; rules scoped by the same ``where`` share it too."""
+    return tuple(sorted(set(columns))), where
+
+
+@dataclass
+class BlockPlan:
+    """What the block's checks need from Spark.
+
+    Attributes:
+        aggregates: every plain aggregate of every check, each once.
+        positions: check index -> where its aggregates are in ``aggregates``, in its order.
+        distinct_needs: check index -> the distinct sets whose counts follow its values.
+        own_action: indexes of the checks that run themselves (``sql``, ``schema``, custom).
+        rows_at: check index -> where its rows-in-scope count is (its ``rows_checked``, and
+            what its tolerance is a share of).
+    """
+
+    aggregates: list[Column] = field(default_factory=list)
+    positions: dict[int, list[int]] = field(default_factory=dict)
+    distinct_needs: dict[int, list[DistinctSet]] = field(default_factory=dict)
+    own_action: list[int] = field(default_factory=list)
+    rows_at: dict[int, int] = field(default_factory=dict)
+
+    def needing(self, distinct_set: DistinctSet) -> list[int]:
+        """The checks whose results need ``distinct_set``'s count."""
+        return [index for index, sets in self.distinct_needs.items() if distinct_set in sets]
+
+    @property
+    def distinct_sets(self) -> list[DistinctSet]:
+        """Each distinct set once, in the order the checks first ask for it."""
+        seen: dict[DistinctSet, None] = {}
+        for sets in self.distinct_needs.values():
+            seen.update(dict.fromkeys(sets))
+        return list(seen)
+
+
+def ensure_columns(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
+    """Refuse a rule that names a column the DataFrame lacks (reads the schema, no job).
+
+    A name that is no top-level column is a nested path (``address.city``): Spark resolves
+    it here, so a field that does not exist, or a path into a column that is no struct, is a
+    rule error rather than a failed job.
+    """
+    available = {name.lower() for name in df.columns}
+    for check in checks:
+        for column in check.columns_used(df):
+            top_level = column.split(".", 1)[0]
+            problem: str | None
+            if column.lower() not in available and "*" in column:
+                # Spark reads address.* (or a.*.b) as every field of a struct: a rule names one.
+                problem = (
+                    f"column {column!r} is a star path, not the name of a column or of one nested field; "
+                    "name each column (for several, list them in 'columns' or use 'targets')"
+                )
+            elif column.lower() not in available and top_level.lower() not in available:
+                problem = f"column {column!r} does not exist; the DataFrame has {', '.join(df.columns)}"
+            elif column.lower() not in available:
+                problem = _nested_problem(df, column)
+            else:
+                continue
+            if problem is not None:
+                raise check.rule_error(problem)
+
+
+def _nested_problem(df: DataFrame, path: str) -> str | None:
+    from pyspark.errors import PySparkException
+
+    try:
+        df.select(column_of(df, path)).schema
+    except PySparkException as error:
+        if is_unreachable(error):
+            raise
+        return f"column {path!r} cannot be read as a nested field: {first_line(error)}"
+    return None
+
+
+def ensure_conditions(df: DataFrame, checks: Sequence[BaseCheck]) -> None:
+    """Have Spark analyse every ``where`` and ``expression``, and every rule's own SQL
+    (``BaseCheck.analyse``), with no job, so that a rule Spark cannot run is a rule error
+    before the scan, not a failed job.
+
+    A condition must be boolean, deterministic and free of aggregates and windows: it decides
+    row by row, and the scan and the split must reach the same decision for a row. All of a
+    block's conditions are analysed together; only when that finds a problem are they
+    analysed one by one, to name the rule and say what is wrong.
+    """
+    # Each condition alone first: inside the block's one expression, text such as
+    # "a > 0) OR (b < 0" would pair up with the parentheses around it (the guard refuses that
+    # shape before Spark; Spark's own parser has the last word where a JVM is at hand).
+    for check in checks:
+        for condition in check.conditions():
+            problem = spark_expression_problem(df.sparkSession, condition)
+            if problem is not None:
+                raise check.rule_error(f"Spark cannot evaluate {condition!r} on this DataFrame: {problem}")
+    conditions = list(dict.fromkeys(condition for check in checks for condition in check.conditions()))
+    together = len(conditions) > 1 and _conditions_hold(df, conditions)
+    for check in checks:
+        try:
+            if not together:
+                for condition in check.conditions():
+                    _ensure_condition(df, condition)
+            check.analyse(df)
+        except ColaRuleError as error:
+            raise error.located(position=check.position, rule_type=check.rule_type, target=check.target) from None
+
+
+def _conditions_hold(df: DataFrame, conditions: Sequence[str]) -> bool:
+    """Whether every condition is boolean, row by row and deterministic, asked of Spark at once."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, StructType
+
+    # Each condition's code alone, its comments dropped, in parentheses of its own: the guard
+    # has refused a condition whose parentheses do not pair up, so none can reach into another
+    # (the rule parser has refused ';' and anything but one expression).
+    codes = [without_comments(condition) for condition in conditions]
+    fields = ", ".join(f"'c{number}', ({code})" for number, code in enumerate(codes))
+    try:
+        struct = df.select(F.expr(f"named_struct({fields})")).schema.fields[0].dataType
+        if not (isinstance(struct, StructType) and all(isinstance(f.dataType, BooleanType) for f in struct.fields)):
+            return False
+        every = " AND ".join(f"({code})" for code in codes)
+        filtered = df.where(F.expr(every))
+        analyse_now(filtered)  # Spark Connect would only refuse an aggregate in a WHERE when it runs
+        return _deterministic(filtered)
+    except Exception:  # any problem: the one-by-one analysis finds it and names the rule
+        return False
+
+
+def _ensure_condition(df: DataFrame, condition: str) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    try:
+        data_type = df.select(F.expr(condition).alias("condition")).schema.fields[0].dataType
+        # Spark refuses aggregates and window functions in a WHERE, without running a job.
+        filtered = df.where(F.expr(condition)) if isinstance(data_type, BooleanType) else None
+        if filtered is not None:
+            analyse_now(filtered)  # classic mode refuses at where(); Spark Connect only when asked
+    except Exception as error:  # pyspark's errors, or a bare JVM error (a stack overflow) while analysing
+        if is_unreachable(error):
+            raise
+        raise ColaRuleError(f"Spark cannot evaluate {condition!r} on this DataFrame: {first_line(error)}") from error
+    if filtered is None:
+        raise ColaRuleError(
+            f"{condition!r} is of type {data_type.simpleString()}, not boolean; "
+            "write a condition such as \"amount > 0\""
+        )
+    if not _deterministic(filtered):
+        raise ColaRuleError(
+            f"{condition!r} is not deterministic (it may call a nondeterministic function); "
+            "a condition must decide the same way for a row every time"
+        )
+
+
+def _deterministic(filtered: DataFrame) -> bool:
+    """Whether the analysed filter condition is deterministic, as Spark itself judges it.
+
+    This reaches the JVM's plan, which only a classic session has; over Spark Connect the
+    parser's check of the names in :data:`cola_core.guards.sqlguard.NONDETERMINISTIC_FUNCTIONS`
+    stands alone.
+    """
+    jdf = getattr(filtered, "_jdf", None)
+    if jdf is None:
+        return True
+    try:
+        plan = jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "Filter":
+            return True
+        return bool(plan.condition().deterministic())
+    except Exception:  # a plan of another shape: the name list already had its say
+        return True
+
+
+def read_inputs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[BaseCheck]:
+    """The checks, each bound to the sources it refers to (``BaseCheck.references``), read
+    in ``df``'s session. Reading is lazy: a parquet or json source reads only its schema.
+
+    Raises:
+        ColaSourceError: when a reference cannot be read; the message names the rule.
+    """
+    bound = []
+    for check in checks:
+        if check.is_bound:
+            bound.append(check)
+            continue
+        inputs = {}
+        for name, source in check.references().items():
+            try:
+                inputs[name] = read_source(df.sparkSession, source)
+            except ColaSourceError as error:
+                raise ColaSourceError(f"{check.rule_error('').location}: cannot read the {name}: {error}") from error
+        bound.append(check.with_inputs(inputs))
+    return bound
+
+
+def prepare_all(df: DataFrame, checks: Sequence[BaseCheck]) -> DataFrame:
+    """Let every check add the helper columns it needs (see ``BaseCheck.prepare``)."""
+    for check in checks:
+        df = check.prepare(df)
+    return df
+
+
+def plan_block(df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame | None = None) -> BlockPlan:
+    """Collect the aggregates and distinct sets of every check that can share the scan.
+
+    Args:
+        df: the caller's DataFrame. Distinct sets are asked of it, so a whole-row set is the
+            caller's columns and never a helper column that ``prepare`` added.
+        prepared: ``df`` with the checks' helper columns (``prepare_all``), which their
+            aggregates may read; ``df`` itself when omitted.
+    """
+    scanned = df if prepared is None else prepared
+    plan = BlockPlan()
+    # Where each aggregate already is, by the Column's identity (see _columns.shared_columns).
+    placed: dict[int, int] = {}
+
+    def place(column: Column) -> int:
+        if id(column) not in placed:
+            placed[id(column)] = len(plan.aggregates)
+            plan.aggregates.append(column)
+        return placed[id(column)]
+
+    with shared_columns():
+        for index, check in enumerate(checks):
+            if check.runs_alone:
+                plan.own_action.append(index)
+                continue
+            plan.positions[index] = [place(column) for column in check.aggregations(scanned)]
+            plan.distinct_needs[index] = [distinct_key(cols, check.where) for cols in check.distinct_sets(df)]
+            plan.rows_at[index] = place(check.count_rows())
+    return plan
+
+
+def _columns(df: DataFrame, names: Sequence[str]) -> list[Column]:
+    # A whole-row set comes from df.columns, where a name may hold a dot or a space.
+    return [column_of(df, name) for name in names]
+
+
+def distinct_count_column(df: DataFrame, column_set: Sequence[str], where: str | None = None) -> Column:
+    """An aggregate counting distinct rows over ``column_set`` (within ``where``), NULL
+    counted as one value."""
+    from pyspark.sql import functions as F
+
+    scope = scope_column(where)
+
+    def scoped(value: Column) -> Column:
+        return value if scope is None else F.when(scope, value)
+
+    columns = _columns(df, column_set)
+    if len(columns) == 1:
+        # count(DISTINCT c) skips NULL, so add one when a NULL is present. A plain key also
+        # groups faster than the one-field struct the general case needs.
+        (column,) = columns
+        rows, present = F.count(scoped(F.lit(1))), F.count(scoped(column))
+        has_null = F.when(rows > present, F.lit(1)).otherwise(F.lit(0))
+        return F.count_distinct(scoped(column)) + has_null
+    # A struct is never NULL, even when its fields are, so NULL equals NULL here; outside the
+    # scope it is NULL, which count(DISTINCT ...) skips.
+    return F.count_distinct(scoped(F.struct(*columns)))
+
+
+def count_distinct_rows(df: DataFrame, column_set: Sequence[str], where: str | None = None) -> int:
+    """One job: the distinct rows over ``column_set`` (``distinct`` treats NULLs as equal).
+
+    Measured cheaper than ``agg(count_distinct(...))`` on the benchmark data.
+    """
+    scope = scope_column(where)
+    rows = df if scope is None else df.where(scope)
+    return rows.select(*_columns(df, column_set)).distinct().count()
+
+
+def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str = "separate") -> list[CheckResult]:
+    """Run every check of a block with as few scans as the checks allow.
+
+    Args:
+        df: the data the rules measure.
+        checks: parsed checks, in rule order.
+        distinct_strategy: ``"separate"`` or ``"inline"`` (see the module docstring).
+
+    Returns:
+        One result per check, in order.
+
+    A rule that Spark cannot evaluate on the values it meets (bad data under ANSI mode, an
+    author's ``raise_error``) comes back as a failed result that says why; the others keep
+    their results.
+
+    Raises:
+        ColaError: for an unknown ``distinct_strategy``.
+        ColaRuleError: for a rule naming a column the DataFrame lacks (before any job).
+    """
+    if distinct_strategy not in DISTINCT_STRATEGIES:
+        raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
+    checks = checked_block(df, checks)
+    # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
+    prepared = prepare_all(df, checks)
+    plan = plan_block(df, checks, prepared)
+    return measure_block(df, checks, prepared, plan, distinct_strategy)
+
+
+def checked_block(df: DataFrame, checks: Sequence[BaseCheck]) -> list[BaseCheck]:
+    """The checks, refused if Spark cannot run them on ``df`` (no job), bound to their references.
+
+    Raises:
+        ColaRuleError: a rule names a missing column, or a condition Spark cannot evaluate.
+        ColaSourceError: a rule's reference cannot be read.
+    """
+    ensure_columns(df, checks)
+    ensure_conditions(df, checks)
+    return read_inputs(df, checks)
+
+
+def measure_block(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    prepared: DataFrame,
+    plan: BlockPlan,
+    distinct_strategy: str = "separate",
+    observed: Sequence[Any] | None = None,
+    distinct_counted: Mapping[DistinctSet, int] | None = None,
+) -> list[CheckResult]:
+    """The results of checks already checked, prepared and planned (:func:`run_block`'s steps).
+
+    Args:
+        observed: the values of ``plan.aggregates``, in order, when they were measured on
+            another pass over the rows (``split_write`` observes them on its write); then the
+            block's own aggregation is not run. Distinct sets are then counted separately.
+        distinct_counted: distinct sets already counted on that other pass.
+    """
+    aggregates = list(plan.aggregates)
+    distinct_counts: dict[DistinctSet, int] = dict(distinct_counted or {})
+    inline_at: dict[DistinctSet, int] = {}
+    # Why a check could not be measured: Spark failed on the values it met (see _measure_each).
+    broken: dict[int, str] = {}
+    for number, distinct_set in enumerate(plan.distinct_sets):
+        column_set, where = distinct_set
+        if distinct_set in distinct_counts:
+            continue
+        if distinct_strategy == "inline" and observed is None:
+            inline_at[distinct_set] = len(aggregates)
+            aggregates.append(distinct_count_column(df, column_set, where).alias(f"_cola_distinct_{number}"))
+            continue
+        try:
+            distinct_counts[distinct_set] = count_distinct_rows(df, column_set, where)
+        except Exception as error:
+            if not is_evaluation_failure(error):
+                raise
+            broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
+    row: list[Any]
+    if observed is not None:
+        row = list(observed)
+    else:
+        try:
+            row = _one_row(prepared, aggregates) if aggregates else []
+        except Exception as error:
+            if not is_evaluation_failure(error):
+                raise
+            row = _measure_each(prepared, plan, aggregates, inline_at, broken)
+    distinct_counts.update({column_set: int(row[at]) for column_set, at in inline_at.items() if row[at] is not None})
+
+    results = []
+    for index, check in enumerate(checks):
+        if index in broken:
+            result = _unmeasured(check, broken[index])
+        elif index in plan.positions:
+            distinct = [distinct_counts[s] for s in plan.distinct_needs[index]]
+            values = [row[at] for at in plan.positions[index]] + distinct
+            result = check.from_aggregations(values)
+        else:
+            scope = check.scope()
+            try:
+                result = check.run(df if scope is None else df.where(scope))
+            except Exception as error:
+                if not is_evaluation_failure(error):
+                    raise
+                result = _unmeasured(check, first_line(error))
+        rows_in_scope = int(row[plan.rows_at[index]]) if index in plan.rows_at and index not in broken else None
+        results.append(check.finish(result, rows_in_scope))
+    return results
+
+
+def _measure_each(
+    prepared: DataFrame,
+    plan: BlockPlan,
+    aggregates: list[Column],
+    inline_at: dict[DistinctSet, int],
+    broken: dict[int, str],
+) -> list[Any]:
+    """The block's one row, measured check by check after the shared scan failed on the data.
+
+    A value that makes Spark fail (an invalid cast in a user's condition, a division by zero,
+    ``raise_error``) must not cost the other rules their results, as Deequ turns one
+    analyzer's failure into that analyzer's metric. Only this path, taken when the scan
+    has failed, costs one job per check. Checks that fail alone are recorded in ``broken``.
+    """
+    row: list[Any] = [None] * len(aggregates)
+    for distinct_set, at in inline_at.items():
+        try:
+            row[at] = _one_row(prepared, [aggregates[at]])[0]
+        except Exception as error:
+            if not is_evaluation_failure(error):
+                raise
+            broken.update(dict.fromkeys(plan.needing(distinct_set), first_line(error)))
+    for index, own in plan.positions.items():
+        if index in broken:
+            continue
+        positions = [*own, *([plan.rows_at[index]] if index in plan.rows_at else [])]
+        try:
+            values = _one_row(prepared, [aggregates[at] for at in positions]) if positions else []
+        except Exception as error:
+            if not is_evaluation_failure(error):
+                raise
+            broken[index] = first_line(error)
+            continue
+        for at, value in zip(positions, values, strict=True):
+            row[at] = value
+    return row
+
+
+def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
+    """The values of a global aggregation, which always has exactly one row."""
+    row = df.agg(*aggregates).first()
+    assert row is not None, "a global aggregation returns one row, even over no rows"
+    return list(row)
+
+
+def _unmeasured(check: BaseCheck, problem: str) -> CheckResult:
+    """The failed result of a rule Spark failed on while measuring it: flagged as such
+    (``evaluation_failed``), so that no reader has to find it in the message."""
+    message = f"{check.render_code()}: Spark could not evaluate the rule on this data: {problem}"
+    return CheckResult(check.rule_type, False, message, evaluation_failed=True)

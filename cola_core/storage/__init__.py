@@ -1,0 +1,3 @@
+"""Where data lives: source and output specs, reading and writing with Spark, the session
+factory, and publishing staged outputs all or nothing.
+"""

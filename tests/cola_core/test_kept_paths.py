@@ -1,0 +1,54 @@
+"""Import paths kept for users, and package ``__init__``s that only name their package.
+
+The engine's modules live in packages by concern (``docs/architecture.md``). A few paths that
+users' code and the documentation import from are kept as modules that only re-export:
+``cola_core.params``, ``cola_core.registry`` and ``cola_core.pages`` (every name of the module
+that defines them), ``cola_core.history`` and ``cola_core.report`` (the public names of their
+packages), ``cola_core.cli`` (``main``, the console script). Every other package ``__init__``
+holds a docstring and nothing else, so importing a package never imports its modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "cola_core"
+
+KEPT = {
+    "cola_core.params": ("cola_core.language.params", None),
+    "cola_core.registry": ("cola_core.ruleset.registry", None),
+    "cola_core.pages": ("cola_core.report.pages", None),
+    "cola_core.history": ("cola_core.history.store", None),
+    "cola_core.report": ("cola_core.report.pages", ["render_html", "render_index", "write_page"]),
+    "cola_core.cli": ("cola_core.cli.main", ["main"]),
+}
+
+
+@pytest.mark.parametrize("kept", sorted(KEPT))
+def test_a_kept_path_re_exports_the_defining_modules_names(kept):
+    defining, names = KEPT[kept]
+    module, source = importlib.import_module(kept), importlib.import_module(defining)
+    expected = names if names is not None else source.__all__
+    assert module.__all__ == expected
+    assert [name for name in expected if getattr(module, name) is not getattr(source, name)] == []
+
+
+def test_the_custom_check_imports_of_the_documentation_still_work():
+    from cola_core.params import STRING, Param
+    from cola_core.registry import register_check
+
+    assert (Param.__module__, STRING.__class__.__module__) == ("cola_core.language.params", "cola_core.language.params")
+    assert register_check.__module__ == "cola_core.ruleset.registry"
+
+
+def test_every_other_package_init_holds_only_its_docstring():
+    inits = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
+    assert inits == ["checks", "cli", "common", "guards", "history", "job", "language", "plan", "report", "ruleset", "storage"]
+    bare = [name for name in inits if name not in {"checks", "cli", "history", "report"}]
+    for name in bare:
+        body = ast.parse((PACKAGE / name / "__init__.py").read_text()).body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant), name

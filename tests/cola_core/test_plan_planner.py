@@ -1,0 +1,422 @@
+"""The planner: how many Spark jobs a block starts, and what each check gets back.
+
+Jobs are counted with a job group and ``statusTracker`` (the ``job_counter`` fixture), on a
+session with adaptive execution off, so a count is exact.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.block import BLOCK, non_distinct_rules
+from benchmarks.generate import generate_orders
+from cola_core import BaseCheck, CheckResult, Cola
+from cola_core.errors import ColaError, ColaRuleError
+from cola_core.plan.planner import distinct_key, plan_block, run_block
+from cola_helpers import NoFutureDateCheck
+
+UNIQUE_ID = {"type": "unique", "columns": ["order_id"]}
+DUPLICATES_ID = {"type": "duplicate_count", "column": "order_id", "must_be": "= 0"}
+SQL_QUERY = {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df WHERE amount < 0"}
+STATUSES = {"query": "SELECT * FROM VALUES ('paid'), ('pending'), ('shipped'), ('cancelled') AS t(status)"}
+FOREIGN_KEY = {"type": "foreign_key", "column": "status", "reference": STATUSES}
+
+
+class CountedRowsCheck(BaseCheck):
+    """A custom check that only implements ``run``: one ``count()`` of its own."""
+
+    def run(self, df):
+        rows = df.count()
+        return CheckResult("counted_rows", rows > 0, f"{rows} rows", 0)
+
+
+class AliasedCheck(BaseCheck):
+    """Aliases its aggregates with names another instance uses too."""
+
+    def aggregations(self, df):
+        from pyspark.sql import functions as F
+
+        return [F.max(self.params["column"]).alias("value"), F.count(F.lit(1)).alias("_cola_0_0")]
+
+    def from_aggregations(self, values):
+        return CheckResult("aliased", True, f"{values[0]} of {values[1]}")
+
+
+def make_cola(distinct_strategy: str = "separate") -> Cola:
+    cola = Cola(distinct_strategy=distinct_strategy)
+    cola.register("no_future_date", NoFutureDateCheck)
+    cola.register("counted_rows", CountedRowsCheck)
+    cola.register("aliased", AliasedCheck)
+    return cola
+
+
+@pytest.fixture(scope="module")
+def orders(spark, tmp_path_factory):
+    """The benchmark's orders table, 5,000 rows, read back from parquet as the benchmark does."""
+    path = tmp_path_factory.mktemp("orders") / "orders.parquet"
+    generate_orders(spark, 5000).write.parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
+def jobs_of(job_counter, cola: Cola, df, rules) -> int:
+    with job_counter.count() as counted:
+        cola.run(df, rules)
+    return counted.jobs
+
+
+# -- job counts ------------------------------------------------------------------------------
+
+
+def test_the_benchmark_block_has_13_plain_rules_and_15_in_all():
+    assert len(non_distinct_rules()) == 13
+    assert len(BLOCK) == 15
+    assert [rule for rule in BLOCK if rule not in non_distinct_rules()] == [UNIQUE_ID, DUPLICATES_ID]
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_13_plain_rules_start_exactly_one_job(job_counter, orders, strategy):
+    assert jobs_of(job_counter, make_cola(strategy), orders, non_distinct_rules()) == 1
+
+
+@pytest.mark.parametrize(("strategy", "jobs"), [("separate", 2), ("inline", 1)])
+def test_unique_and_duplicate_count_on_one_column_set_share_one_count(job_counter, orders, strategy, jobs):
+    assert jobs_of(job_counter, make_cola(strategy), orders, BLOCK) == jobs
+
+
+def test_each_distinct_column_set_adds_one_job_when_separate(job_counter, orders):
+    rules = [
+        *BLOCK,
+        {"type": "distinct_count", "columns": ["status", "customer_id"], "must_be": "> 0"},
+        {"type": "duplicate_percent", "columns": ["customer_id", "status"], "must_be": "< 100%"},
+    ]
+    assert jobs_of(job_counter, make_cola("separate"), orders, rules) == 3
+    assert jobs_of(job_counter, make_cola("inline"), orders, rules) == 1
+
+
+def test_each_sql_query_rule_adds_exactly_one_job(job_counter, orders):
+    cola = make_cola()
+    plain = non_distinct_rules()
+    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY]) == 2
+    second = {"type": "sql", "query": "SELECT max(amount) <= 1000 FROM _validation_df"}
+    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY, second]) == 3
+
+
+def test_a_sql_failed_rows_rule_adds_exactly_one_job(job_counter, orders):
+    rule = {"type": "sql", "failed_rows": "SELECT * FROM _validation_df WHERE amount < 0"}
+    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+
+
+def test_a_custom_check_with_aggregations_joins_the_scan(job_counter, orders):
+    rules = [*non_distinct_rules(), {"type": "no_future_date", "column": "created_at"}]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 1
+    assert results[-1] == CheckResult("no_future_date", True, code="no_future_date(created_at)")
+
+
+def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
+    rules = [*non_distinct_rules(), {"type": "counted_rows"}]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 2
+    assert results[-1] == CheckResult("counted_rows", True, "5000 rows", code="counted_rows")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [FOREIGN_KEY, {"type": "reconcile", "aggregate": "count", "must_be": "< 1%",
+                   "reference": {"query": "SELECT * FROM range(5000)"}},
+     {"type": "reference_match", "keys": ["order_id"], "columns": ["status", "amount"],
+      "absolute_difference": {"amount": 1}, "missing": "ignore",
+      "reference": {"query": "SELECT id AS order_id, 'paid' AS status, 10.0 AS amount FROM range(100)"}}],
+    ids=["foreign_key", "reconcile", "reference_match"],
+)
+def test_a_reference_rule_adds_one_job_over_the_reference_not_a_scan_of_the_data(job_counter, orders, rule):
+    # foreign_key and reference_match broadcast the reference, grouped by key, into the scan;
+    # reconcile's reference aggregate is a scalar subquery of the scan. Either way Spark runs
+    # one job for the reference.
+    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+
+
+def test_a_schema_only_block_starts_no_job(job_counter, orders):
+    rules = [
+        {"type": "schema", "required_columns": ["order_id", "email"]},
+        {"type": "schema", "column_types": {"amount": "double", "order_id": "string"}},
+    ]
+    with job_counter.count() as counted:
+        results = make_cola().run(orders, rules)
+    assert counted.jobs == 0
+    assert [r.passed for r in results] == [True, False]
+    assert results[1].message == "schema: column order_id is bigint, expected string"
+
+
+# -- what each check gets back ---------------------------------------------------------------
+
+
+def test_both_distinct_strategies_give_identical_results(orders):
+    # Freshness moves with current_timestamp(); everything else must be equal to the last bit.
+    rules = [
+        *[rule for rule in BLOCK if rule["type"] != "freshness"],
+        {"type": "distinct_count", "columns": ["customer_id", "status"], "must_be": "> 0"},
+        {"type": "distinct_count", "column": "cpf", "must_be": "> 0"},
+        {"type": "duplicate_count", "must_be": "= 0"},
+        {"type": "unique", "columns": ["customer_id"]},
+    ]
+    separate = make_cola("separate").run(orders, rules)
+    inline = make_cola("inline").run(orders, rules)
+    assert inline == separate
+    assert [r.code for r in separate[-4:]] == [
+        "distinct_count(customer_id,status)",
+        "distinct_count(cpf)",
+        "duplicate_count",
+        "unique(customer_id)",
+    ]
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_distinct_counts_treat_null_as_one_value(spark, strategy):
+    df = spark.createDataFrame(
+        [(1, "a"), (1, "a"), (None, "a"), (None, "a"), (None, None), (None, None), (2, None)],
+        "k bigint, v string",
+    )
+    rules = [
+        {"type": "distinct_count", "column": "k", "must_be": "> 0"},
+        {"type": "distinct_count", "columns": ["k", "v"], "must_be": "> 0"},
+        {"type": "unique", "columns": ["v"]},
+        {"type": "duplicate_count", "must_be": "= 0"},
+    ]
+    results = make_cola(strategy).run(df, rules)
+    # As select(cols).distinct().count(): {1, NULL, 2}; {(1,a), (NULL,a), (NULL,NULL), (2,NULL)}; {a, NULL}.
+    assert [r.metric_value for r in results] == [3, 4, None, 3]
+    assert results[2].failed_count == 5
+    assert results[2].message == "unique(v): 5 duplicate rows (7 rows, 2 distinct)"
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_whole_row_distinct_counts_quote_column_names(spark, strategy):
+    df = spark.createDataFrame([(1, 2), (1, 2), (1, 3)], "`a.b` int, `c d` int")
+    (result,) = make_cola(strategy).run(df, [{"type": "duplicate_count", "must_be": "= 0"}])
+    assert (result.metric_value, result.message) == (1, "duplicate_count = 1 violates must_be (= 0)")
+
+
+@pytest.mark.parametrize("strategy", ["separate", "inline"])
+def test_a_whole_row_distinct_set_never_includes_helper_columns(orders, strategy):
+    # foreign_key's prepare adds a lookup column to the scanned rows; the whole row is still
+    # the caller's columns (the separate count runs on the caller's DataFrame).
+    rules = [{"type": "duplicate_count", "must_be": "= 0"}, FOREIGN_KEY]
+    duplicates, lookup = make_cola(strategy).run(orders, rules)
+    assert duplicates.message == "duplicate_count = 0 meets must_be (= 0)"
+    assert lookup.message == "foreign_key(status): 26 values not found in the reference"
+
+
+def test_aggregates_are_read_by_position_so_checks_cannot_collide(orders):
+    # Issue 11: the planner no longer aliases aggregates (_cola_<check>_<n>), which cost 11
+    # Py4J round trips each; checks read their values by position, so the names the checks
+    # chose, equal or not, never matter.
+    rules = [
+        {"type": "aliased", "column": "amount"},
+        {"type": "aliased", "column": "order_id"},
+        {"type": "row_count", "must_be": "= 5000"},
+    ]
+    checks = make_cola().parse(rules)
+    plan = plan_block(orders, checks)
+    # Every scanned check's rows_checked is the block's one count(1), placed after the first
+    # check's own aggregates; row_count's count is that same Column.
+    assert plan.positions == {0: [0, 1], 1: [3, 4], 2: [2]}
+    assert plan.rows_at == {0: 2, 1: 2, 2: 2}
+    assert orders.agg(*plan.aggregates).columns == ["value", "_cola_0_0", "count(1)", "value", "_cola_0_0"]
+    results = run_block(orders, checks)
+    assert [r.message for r in results] == ["999.85 of 5000", "4999 of 5000", "row_count = 5000 meets must_be (= 5000)"]
+
+
+def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(orders):
+    rules = [
+        {"type": "unique", "columns": ["order_id", "email"]},
+        {"type": "duplicate_count", "columns": ["email", "order_id", "email"], "must_be": "= 0"},
+        {"type": "distinct_count", "column": "status", "must_be": "> 0"},
+        SQL_QUERY,
+        {"type": "schema", "required_columns": ["order_id"]},
+        {"type": "counted_rows"},
+    ]
+    plan = plan_block(orders, make_cola().parse(rules))
+    email_id, status = (("email", "order_id"), None), (("status",), None)
+    assert plan.distinct_sets == [email_id, status]
+    assert plan.distinct_needs == {0: [email_id], 1: [email_id], 2: [status]}
+    assert plan.own_action == [3, 4, 5]
+
+
+def test_distinct_key_ignores_order_and_repeats():
+    assert distinct_key(["b", "a", "b"]) == (("a", "b"), None)
+    assert distinct_key(["b", "a"], "amount > 0") == (("a", "b"), "amount > 0")
+
+
+def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, orders):
+    with job_counter.count() as counted, pytest.raises(ColaError) as caught:
+        run_block(orders, make_cola().parse(BLOCK), "both")
+    assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
+    assert counted.jobs == 0
+
+
+def test_a_rule_that_does_not_fit_the_schema_fails_before_any_job(job_counter, orders):
+    # The distinct set would be counted first under "separate"; planning must finish before it.
+    rules = [UNIQUE_ID, {"type": "avg", "column": "email", "must_be": "> 0"}]
+    with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
+        make_cola("separate").run(orders, rules)
+    assert counted.jobs == 0
+    assert (caught.value.position, caught.value.rule_type) == (1, "avg")
+
+
+def test_a_missing_column_fails_before_any_job(job_counter, orders):
+    with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
+        make_cola().run(orders, [UNIQUE_ID, {"type": "not_null", "columns": ["zip"]}])
+    assert counted.jobs == 0
+    assert caught.value.reason == (
+        "column 'zip' does not exist; the DataFrame has "
+        "order_id, customer_id, email, cpf, amount, status, created_at"
+    )
+
+
+def test_cola_refuses_an_unknown_distinct_strategy_when_built():
+    with pytest.raises(ColaError) as caught:
+        Cola(distinct_strategy="both")
+    assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
+
+
+@pytest.mark.spark
+def test_a_rule_spark_cannot_evaluate_on_the_data_fails_alone_and_the_others_keep_their_results(spark):
+    """Bad data is measured, never a crash: a condition that fails under ANSI mode on one
+    value (an invalid cast, a division by zero) costs only its own rule."""
+    df = spark.createDataFrame([(1, "a"), (2, "5"), (None, "7")], "id int, s string")
+    cast_error = ("[CAST_INVALID_INPUT] The value '{}' of the type \"STRING\" cannot be cast to \"INT\" because it is "
+                  "malformed. Correct the value as per the syntax, or change its target type. Use `try_cast` to "
+                  "tolerate malformed input and return NULL instead. SQLSTATE: 22018")
+    rules = [
+        {"type": "not_null", "columns": ["id"]},
+        {"type": "not_null", "columns": ["id"], "where": "cast(s AS int) > 0"},
+        {"type": "expression", "expression": "id / (id - id) > 0"},
+        {"type": "unique", "columns": ["id"], "where": "cast(s AS int) > 0"},
+        {"type": "sql", "query": "SELECT count(*) = cast('boom' AS int) FROM _validation_df"},
+        {"type": "row_count", "min": 1},
+        {"type": "expression", "expression": "id / (id - id) > 0", "severity": "warn"},
+    ]
+    results = Cola().run(df, rules)
+    unevaluated = "Spark could not evaluate the rule on this data: "
+    assert [(r.severity, r.failed_count, r.message) for r in results] == [
+        ("fail", 1, "not_null(id): 1 NULL value (id: 1)"),
+        ("fail", 0, "not_null(id): " + unevaluated + cast_error.format("a")),
+        ("fail", 0, "expression(id / (id - id) > 0): " + unevaluated + "[DIVIDE_BY_ZERO] Division by zero. Use "
+         "`try_divide` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" "
+         "to \"false\" to bypass this error. SQLSTATE: 22012"),
+        ("fail", 0, "unique(id): " + unevaluated + cast_error.format("a")),
+        ("fail", 0, "sql: " + unevaluated + cast_error.format("boom")),
+        ("pass", 0, "row_count = 3 is within bounds (min 1)"),
+        ("warn", 0, "expression(id / (id - id) > 0): " + unevaluated + "[DIVIDE_BY_ZERO] Division by zero. Use "
+         "`try_divide` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" "
+         "to \"false\" to bypass this error. SQLSTATE: 22012"),
+    ]
+
+
+@pytest.mark.spark
+def test_a_failure_that_is_not_about_the_data_is_still_raised(spark):
+    from cola_core.checks import BaseCheck
+
+    class Broken(BaseCheck):
+        def aggregations(self, df):
+            from pyspark.sql import functions as F
+
+            return [F.count(F.lit(1))]
+
+        def from_aggregations(self, values):
+            raise RuntimeError("a bug in a custom check")
+
+    df = spark.createDataFrame([(1,)], "id int")
+    cola = Cola()
+    cola.register("broken", Broken)
+    with pytest.raises(RuntimeError, match="a bug in a custom check"):
+        cola.run(df, [{"type": "broken"}])
+
+
+class _Worded(BaseCheck):
+    """A custom check whose own failure is worded like an unmeasured rule, but was measured."""
+
+    def run(self, df):
+        return CheckResult("worded", False, "the vendor could not evaluate this, on purpose", 1)
+
+
+@pytest.mark.spark
+def test_a_rule_spark_fails_on_is_flagged_as_such_and_the_others_are_not(spark):
+    from cola_core.report.results import summarise
+
+    df = spark.createDataFrame([(1, "a"), (None, "5")], "id int, s string")
+    cola = Cola()
+    cola.register("worded", _Worded)
+    rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "not_null", "columns": ["id"]},
+             {"type": "worded"}, {"type": "unique", "columns": ["id"], "where": "cast(s AS int) > 0"}]
+    results = cola.run(df, rules)
+    assert [(r.severity, r.evaluation_failed) for r in results] == [
+        ("fail", True), ("fail", False), ("fail", False), ("fail", True)
+    ]
+    written = summarise(results)["results"]
+    assert [r.get("evaluation_failed") for r in written] == [True, None, None, True]
+
+
+@pytest.mark.spark
+def test_samples_skip_a_rule_spark_cannot_evaluate_and_keep_the_others(spark):
+    df = spark.createDataFrame([(1, "a"), (None, "5")], "id int, s string")
+    rules = [{"type": "expression", "expression": "id / (id - id) > 0"}, {"type": "not_null", "columns": ["id"]}]
+    results = Cola().run(df, rules, samples=2)
+    assert [(r.severity, r.samples) for r in results] == [("fail", None), ("fail", [{"id": None, "s": "5"}])]
+
+
+@pytest.mark.spark
+def test_failures_spark_does_not_classify_but_that_come_from_the_values_fail_only_their_rule(spark):
+    df = spark.createDataFrame([("<a>",), (None,)], "s string")
+    rules = [
+        {"type": "expression", "expression": "xpath_string(s, 'a') IS NOT NULL", "null_is_valid": True},
+        {"type": "expression", "expression": "split(s, '(')[0] IS NOT NULL", "null_is_valid": True},
+        {"type": "expression", "expression": "to_number(s, '999') IS NOT NULL", "null_is_valid": True},
+        {"type": "not_null", "columns": ["s"]},
+    ]
+    results = Cola().run(df, rules)
+    unevaluated = ": Spark could not evaluate the rule on this data: "
+    assert [r.message for r in results[:3]] == [
+        "expression(xpath_string(s, 'a') IS NOT NULL)" + unevaluated + "org.xml.sax.SAXParseException; lineNumber: 1; "
+        "columnNumber: 4; XML document structures must start and end within the same entity.",
+        "expression(split(s, '(')[0] IS NOT NULL)" + unevaluated + "java.util.regex.PatternSyntaxException: Unclosed "
+        "group near index 1",
+        "expression(to_number(s, '999') IS NOT NULL)" + unevaluated + "[INVALID_FORMAT.MISMATCH_INPUT] The format is "
+        "invalid: 999. The input \"STRING\" <a> does not match the format. SQLSTATE: 42601",
+    ]
+    assert [(r.severity, r.message) for r in results[3:]] == [("fail", "not_null(s): 1 NULL value (s: 1)")]
+
+
+# -- the Python side: Py4J round trips per rule ----------------------------------------------
+#
+# Building a block's Columns talks to the JVM: every Column method records its call site there
+# first. Measured with benchmarks/py4j_calls.py on the benchmark's blocks (pyspark 4.2.0,
+# after one warm-up run; the counts do not depend on the data's size):
+#
+#   block      Cola before issue 11   Cola now   hand-written plan (b2)
+#   15 rules   84.6 per rule          25.3       38.1
+#   80 rules   106.3 per rule         31.0       34.9
+#
+# The bounds leave a little room for another pyspark patch release; the hand-written plan is
+# counted in the same test, and Cola must stay below it.
+PY4J_CALLS_PER_RULE = {"15": 27.0, "80": 33.0}
+
+
+@pytest.mark.parametrize("block", ["15", "80"])
+def test_a_block_costs_fewer_py4j_calls_per_rule_than_the_hand_written_plan(orders, block):
+    from benchmarks.plans import BLOCK_SPECS, agg_plus_distinct, cola_run
+    from benchmarks.py4j_calls import count_py4j_calls
+
+    spec = BLOCK_SPECS[block]
+    plans = {"cola": cola_run(Cola(), spec.rules), "hand": agg_plus_distinct(spec)}
+    per_rule = {}
+    for name, plan in plans.items():
+        plan(orders)  # warm: regex patterns compiled once, pyspark's lookups cached
+        with count_py4j_calls() as calls:
+            plan(orders)
+        per_rule[name] = calls.total / len(spec.rules)
+    assert per_rule["cola"] <= PY4J_CALLS_PER_RULE[block], per_rule
+    assert per_rule["cola"] < per_rule["hand"], per_rule
