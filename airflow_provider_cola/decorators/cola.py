@@ -59,38 +59,24 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         self,
         *,
         python_callable: Callable[..., Any],
-        rules: list[dict[str, Any]] | str,
-        conn_id: str | None = None,
-        on_failure: OnFailure = "fail",
-        branch: Mapping[Severity, str | list[str]] | None = None,
-        on_quality: AlertTarget | Sequence[AlertTarget] | None = None,
-        on_quality_severity: AlertSeverity = "fail",
-        conf: dict[str, Any] | None = None,
-        samples: int = 0,
-        allow_external_access: bool = False,
-        valid_output: dict[str, Any] | str | None = None,
-        invalid_output: dict[str, Any] | str | None = None,
-        annotate: str | None = None,
-        quarantine_key: list[str] | None = None,
-        annotate_valid: bool = False,
-        history: dict[str, Any] | str | None = None,
-        dataset: str | None = None,
-        html_report: str | None = None,
         op_args: Collection[Any] | None = None,
         op_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._take_task_arguments(locals())
-        self.conf = conf
-        _check_split_arguments(valid_output, invalid_output, annotate, quarantine_key)
-        self.valid_output = valid_output
-        self.invalid_output = invalid_output
-        self.annotate = annotate
-        self.quarantine_key = quarantine_key
-        self.annotate_valid = checked_switch(annotate_valid, "annotate_valid")
-        self.history = history
-        self.dataset = dataset
-        self.html_report = html_report
+        given = _cola_check_arguments(kwargs)
+        self._take_task_arguments(given)
+        self.conf = given["conf"]
+        _check_split_arguments(
+            given["valid_output"], given["invalid_output"], given["annotate"], given["quarantine_key"]
+        )
+        self.valid_output = given["valid_output"]
+        self.invalid_output = given["invalid_output"]
+        self.annotate = given["annotate"]
+        self.quarantine_key = given["quarantine_key"]
+        self.annotate_valid = checked_switch(given["annotate_valid"], "annotate_valid")
+        self.history = given["history"]
+        self.dataset = given["dataset"]
+        self.html_report = given["html_report"]
         self._page: Path | None = None
         python_callable.__signature__ = _with_injected_spark(inspect.signature(python_callable))  # type: ignore[attr-defined]
         self._takes_spark = any(
@@ -282,6 +268,26 @@ def _with_injected_spark(signature: inspect.Signature) -> inspect.Signature:
         return signature.replace(parameters=rest)
     parameters[index] = spark
     return signature.replace(parameters=parameters)
+
+
+def _cola_check_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Take :func:`cola_check`'s own arguments out of the keywords its operator is built with.
+
+    They are declared once, on ``cola_check``: its signature is the one users, their IDEs and
+    the documentation read, and it passes every one of them to the operator by name. A name
+    missing here (an operator built by hand) gets ``cola_check``'s default.
+
+    Raises:
+        TypeError: no ``rules``, as calling ``cola_check`` without them would.
+    """
+    taken = {}
+    for name, parameter in inspect.signature(cola_check).parameters.items():
+        if parameter.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue  # python_callable, the decorated function; **kwargs, the BaseOperator's
+        if name not in kwargs and parameter.default is inspect.Parameter.empty:
+            raise TypeError(f"@cola_check missing required keyword argument: {name!r}")
+        taken[name] = kwargs.pop(name, parameter.default)
+    return taken
 
 
 def cola_check(

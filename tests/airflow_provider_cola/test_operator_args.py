@@ -433,3 +433,40 @@ def test_the_spark_submit_arguments_are_declared_once_and_the_signature_agrees()
     assert set(_SUBMIT_ONLY) == {*declared, "results_uri"} - {"conf", "name", "verbose", "status_poll_interval"}
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, executor_memory="2g", verbose=True)
     assert (operator.executor_memory, operator.verbose, operator.jars) == ("2g", True, None)
+
+
+def test_the_decorators_arguments_are_declared_once_on_cola_check():
+    # The operator behind @cola_check takes cola_check's keywords by name from its signature:
+    # built by hand, it gets their defaults; without rules, the error calling cola_check gives.
+    import inspect
+
+    from airflow_provider_cola.decorators.cola import _ColaCheckDecoratedOperator
+
+    def numbers():
+        return None
+
+    keywords = [
+        name for name, parameter in inspect.signature(cola_check).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    assert keywords == [
+        "rules", "conn_id", "on_failure", "branch", "on_quality", "on_quality_severity", "conf", "samples",
+        "allow_external_access", "valid_output", "invalid_output", "annotate", "quarantine_key", "annotate_valid",
+        "history", "dataset", "html_report",
+    ]
+    built = _ColaCheckDecoratedOperator(task_id="by_hand", python_callable=numbers, rules=RULES, samples=3)
+    assert {name: getattr(built, name) for name in keywords} == {
+        "rules": RULES, "conn_id": None, "on_failure": "fail", "branch": None, "on_quality": (),
+        "on_quality_severity": "fail", "conf": None, "samples": 3, "allow_external_access": False,
+        "valid_output": None, "invalid_output": None, "annotate": None, "quarantine_key": None,
+        "annotate_valid": False, "history": None, "dataset": None, "html_report": None,
+    }
+    with pytest.raises(TypeError) as missing:
+        _ColaCheckDecoratedOperator(task_id="no_rules", python_callable=numbers)
+    assert str(missing.value) == "@cola_check missing required keyword argument: 'rules'"
+    with pytest.raises(TypeError) as unknown:
+        _ColaCheckDecoratedOperator(task_id="typo", python_callable=numbers, rules=RULES, sample=3)
+    assert str(unknown.value) == (
+        "Invalid arguments were passed to _ColaCheckDecoratedOperator (task_id: typo). Invalid arguments were:\n"
+        "**kwargs: {'sample': 3}"
+    )
