@@ -209,7 +209,7 @@ def _say_error(message: str) -> None:
 
 
 def _say_provenance(spark: SparkSession) -> None:
-    location = os.path.dirname(os.path.abspath(__file__))
+    location = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the cola_core package
     try:
         master = spark.conf.get("spark.master", "unknown")
     except Exception:  # Spark Connect

@@ -119,7 +119,7 @@ def spark_defaults(
 
 def log4j_config_path() -> Path:
     """The ``log4j2.properties`` shipped in this package: Spark at WARN, known noise left out."""
-    return Path(__file__).resolve().with_name("log4j2.properties")
+    return Path(__file__).resolve().parents[1] / "log4j2.properties"  # cola_core/, beside py.typed
 
 
 def _names_log4j_config(options: str) -> bool:
