@@ -1,10 +1,10 @@
 """Helpers shared by the engine's tests (importable because tests/ holds the conftest).
 
 Anything two test modules would otherwise each define lives here: the fixture data folder,
-small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, rule
-factories, the Spark job counter, a history store whose rows cannot be read
-(``broken_history_file``, for the Airflow tests too), and message fragments several suites
-compare exactly.
+small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, the
+orders ``split_write`` publishes, rule factories, the Spark job counter, a history store whose
+rows cannot be read (``broken_history_file``, for the Airflow tests too), and message
+fragments several suites compare exactly.
 """
 
 from __future__ import annotations
@@ -79,6 +79,47 @@ def sorted_rows(rows):
 def codes_of(df, column="dq", key="id") -> list[tuple]:
     """An annotated split's rows as sorted (key, line, codes) triples."""
     return sorted((row[key], row["line"], tuple(row[column])) for row in df.collect())
+
+
+# -- the orders split_write publishes ------------------------------------------------------
+# Shared by test_plan_staged_split, test_plan_staging_write and test_plan_split_destinations
+# (their fixtures, split_orders and split_tables, are in conftest).
+
+SPLIT_ORDERS = [
+    (1, "ana@x.io", 10.0, "paid"),
+    (2, None, 5.0, "paid"),
+    (3, "bo@x.io", -2.0, "open"),
+    (3, "cy@x.io", 7.0, "open"),
+    (4, "di@x.io", 3.0, "paid"),
+    (5, "ed@x.io", 8.0, "open"),
+]
+SPLIT_SCHEMA = "order_id int, email string, amount double, status string"
+SPLIT_COLUMNS = ["order_id", "email", "amount", "status"]
+SPLIT_RULES = [
+    {"type": "not_null", "columns": ["email"]},
+    {"type": "range", "column": "amount", "min": 0, "code": "AMOUNT_NEGATIVE"},
+    {"type": "unique", "columns": ["order_id"]},
+    {"type": "row_count", "min": 1},
+    {"type": "avg", "column": "amount", "must_be": "> 0"},
+]
+# What SPLIT_RULES split SPLIT_ORDERS into: the valid rows, and the invalid ones with their codes.
+SPLIT_VALID_ROWS = [(1, "ana@x.io", 10.0, "paid"), (4, "di@x.io", 3.0, "paid"), (5, "ed@x.io", 8.0, "open")]
+SPLIT_INVALID_ROWS = [
+    (2, None, 5.0, "paid", ["not_null(email)"]),
+    (3, "bo@x.io", -2.0, "open", ["AMOUNT_NEGATIVE", "unique(order_id)"]),
+    (3, "cy@x.io", 7.0, "open", ["unique(order_id)"]),
+]
+
+
+def parquet_rows(spark, path, *columns) -> list[tuple]:
+    """The ``columns`` of the parquet files at ``path``, as sorted tuples (arrays as lists)."""
+    df = spark.read.parquet(str(path))
+    return sorted_rows(tuple(list(v) if isinstance(v, list) else v for v in row) for row in df.select(*columns).collect())
+
+
+def visible_files(folder: Path) -> list[str]:
+    """What a listing of ``folder`` shows a person (Hadoop's hidden checksum files aside)."""
+    return sorted(name for name in os.listdir(folder) if not name.startswith("."))
 
 
 # -- rule factories --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import sys
 import pytest
 from hypothesis import settings
 
-from cola_helpers import CONNECT, JobCounter
+from cola_helpers import CONNECT, SPLIT_ORDERS, SPLIT_SCHEMA, JobCounter
 from connect_server import connect_server
 
 # No hypothesis deadline: these tests assert what a rule block does, never how fast (speed is
@@ -99,3 +99,33 @@ def order_lines(spark):
         (3, 1, "live", 50.0, "d@x.io", "4.5", 3, 9, dt.date(2024, 1, 4)),
     ]
     return spark.createDataFrame(rows, ORDER_LINES_SCHEMA)
+
+
+@pytest.fixture
+def split_orders(spark, tmp_path):
+    """``SPLIT_ORDERS`` as a parquet source, so that every read of it is a counted file scan."""
+    path = str(tmp_path / "source")
+    spark.createDataFrame(SPLIT_ORDERS, SPLIT_SCHEMA).coalesce(1).write.parquet(path)
+    return spark.read.parquet(path)
+
+
+@pytest.fixture
+def split_tables(spark):
+    """Makes a table of ``SPLIT_SCHEMA``: ``split_tables(name, rows=(), partition_by=())`` drops
+    ``name``, then writes ``rows`` to it (``rows=None``: only drops it); every table named is
+    dropped after the test."""
+    names = []
+
+    def table(name: str, rows=(), partition_by=()):
+        names.append(name)
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        if rows is not None:
+            writer = spark.createDataFrame(list(rows), SPLIT_SCHEMA).write
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
+            writer.saveAsTable(name)
+        return name
+
+    yield table
+    for name in names:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -1,0 +1,335 @@
+"""The staging write of ``staged_split``: every row of the input once, measured as it is written.
+
+One write holds every row with the codes it breaks and its outcome, partitioned by outcome
+(``valid``/``invalid``) in a hidden folder beside the destinations. The block's plain
+aggregates, the rows per outcome, the rows per rejection code and the distinct counts a
+``unique`` rule's window gives are observed on that write, so the input is evaluated once;
+each side's rows are then read back from the files (``read_staged``), never from the input.
+
+Apart from ``split_destinations`` (where each output goes and how it is published from these
+rows) and ``staged_split`` (the order of the steps): this module knows the rows and the
+measurements, not the destinations' modes, formats or tables.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cola_core.checks.base import BaseCheck
+from cola_core.common.columns import column_of, quote, scope_column, shared_columns
+from cola_core.common.formatting import render_code
+from cola_core.common.spark_errors import first_line, is_evaluation_failure
+from cola_core.errors import ColaOutputError
+from cola_core.plan.planner import BlockPlan, DistinctSet, distinct_key
+from cola_core.plan.split import flag_rows
+from cola_core.storage.publish import Files
+from cola_core.storage.readwrite import write_output
+from cola_core.storage.specs import OutputSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "INVALID",
+    "VALID",
+    "Flagged",
+    "Located",
+    "RowRulesFailed",
+    "Staging",
+    "Written",
+    "read_staged",
+    "write_staging",
+]
+
+_LOG = logging.getLogger(__name__)
+# The outcomes, which name the sides of the split: the staging write's partition values, and the
+# keys of its rows per outcome.
+VALID, INVALID = "valid", "invalid"
+
+
+class Located(Protocol):
+    """An output the staging can be placed beside (a split's destination)."""
+
+    @property
+    def spec(self) -> OutputSpec: ...
+
+    @property
+    def location(self) -> str | None:
+        """Its qualified folder: a path output's, or that of the table it appends to; ``None``
+        for a table it creates or replaces."""
+
+
+class RowRulesFailed(Exception):
+    """The staging write failed on the values of the data, even without observed aggregates."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Staging:
+    """The staging write: where it goes, its layout, and the column naming its outcome folders.
+
+    Attributes:
+        folder: a fresh hidden folder beside a destination with a folder.
+        layout: the format, options and partitioning of a path output (so that it is
+            published by a rename), parquet when both outputs are tables.
+        outcome: the column naming the outcome folders (``valid``/``invalid``).
+    """
+
+    folder: str
+    layout: OutputSpec
+    outcome: str
+
+    @classmethod
+    def beside(
+        cls, spark: SparkSession, fs: Files, destinations: Sequence[Located], *, renamed_first: bool
+    ) -> Staging:
+        """Beside, and in the layout of, the path output that can be renamed: the invalid one
+        when the valid rows are copied anyway (``renamed_first``), else the first path."""
+        ordered = [destinations[1], destinations[0]] if renamed_first else destinations
+        anchor = next((d for d in ordered if d.location is not None and d.spec.path is not None), None)
+        if anchor is not None:
+            assert anchor.location is not None
+            folder = fs.sibling(anchor.location, "_cola_staging")
+            # Read back for a copy, a csv or json file would not give the rows it was given
+            # (a newline inside a value, microseconds, binary): the staging write is then parquet.
+            lossless = anchor.spec.format in ("parquet", "orc")
+            layout = anchor.spec if lossless else OutputSpec(path=folder, partition_by=anchor.spec.partition_by)
+        else:
+            table_folder = next((d.location for d in destinations if d.location is not None), None)
+            if table_folder is not None:
+                folder = fs.sibling(table_folder, "_cola_staging")
+            else:
+                warehouse = spark.conf.get("spark.sql.warehouse.dir", "spark-warehouse") or "spark-warehouse"
+                folder = fs.child(fs.qualified(warehouse), f"_cola_staging_{uuid.uuid4().hex}")
+            layout = OutputSpec(path=folder)
+        return cls(folder, layout, f"__cola_outcome_{uuid.uuid4().hex}")
+
+    def write_spec(self) -> OutputSpec:
+        return OutputSpec(path=self.folder, format=self.layout.format,
+                          partition_by=(self.outcome, *self.layout.partition_by), options=self.layout.options)
+
+    def side(self, fs: Files, side: str) -> str:
+        return fs.child(self.folder, f"{self.outcome}={side}")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the staging write measured, and what it holds.
+
+    Attributes:
+        observed: the block's aggregates, or ``None`` when they were left to a scan of their own.
+        distinct: the distinct counts taken on the write's windows.
+        counts: the rows written per outcome (``valid``, ``invalid``).
+        rejections: the rows written per rejection code, codes no row carries left out.
+        flagged: what the write holds.
+    """
+
+    observed: list[Any] | None
+    distinct: dict[DistinctSet, int]
+    counts: dict[str, int]
+    rejections: dict[str, int]
+    flagged: Flagged
+
+
+def write_staging(
+    fs: Files,
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    plan: BlockPlan,
+    staging: Staging,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+) -> Written:
+    """The one write of every row, and what it measured.
+
+    The aggregates ride on the write when Spark can observe them all; a plan it refuses to
+    observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
+    scan (which measures each rule apart when one fails on the data). The rows per outcome and
+    per code are observed on every attempt: plain counts of the codes column, which Spark
+    observes whenever it can write the rows at all.
+    """
+    aggregates = plan.aggregates
+    windowed = _windowed_sets(row_checks, plan)
+    for observe_aggregates in ([True, False] if aggregates else [False]):
+        try:
+            flagged = _flagged(df, prepared, row_checks, staging, annotate, quarantine_key, windowed,
+                               aggregates if observe_aggregates else ())
+        except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
+            if not observe_aggregates:
+                raise
+            _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
+            continue
+        try:
+            write_output(flagged.rows, staging.write_spec())
+        except Exception as error:
+            fs.delete(staging.folder)
+            # write_output turns a refusal of the target into a ColaOutputError; what the rows'
+            # evaluation raised (a value Spark fails on, a rule that exhausts the memory) is
+            # Spark's own error.
+            cause = (error.__cause__ or error) if isinstance(error, ColaOutputError) else error
+            if not is_evaluation_failure(cause):
+                if not isinstance(error, ColaOutputError):
+                    raise
+                raise ColaOutputError(
+                    f"cannot write the split to its staging folder {staging.folder}: {first_line(cause)}; "
+                    "nothing was published"
+                ) from error
+            if observe_aggregates:
+                continue
+            raise RowRulesFailed(first_line(cause)) from error
+        values = flagged.observation.get
+        observed = [values[f"a{n}"] for n in range(len(aggregates))] if observe_aggregates else None
+        distinct = {distinct_set: int(values[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
+        counted = ((code, int(values[f"r{n}"])) for n, code in enumerate(flagged.codes))
+        return Written(
+            observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])},
+            {code: rows for code, rows in counted if rows}, flagged,
+        )
+    raise AssertionError("the last attempt returns or raises")
+
+
+def _windowed_sets(row_checks: Sequence[BaseCheck], plan: BlockPlan) -> list[tuple[DistinctSet, tuple[str, ...]]]:
+    """The block's distinct sets that a blocking row rule partitions a window by anyway
+    (``unique``): each with the window's columns, in the rule's order."""
+    needed = set(plan.distinct_sets)
+    found: dict[DistinctSet, tuple[str, ...]] = {}
+    for check in row_checks:
+        keys = check.window_keys()
+        if keys is None or check.severity_level == "warn":
+            continue
+        distinct_set = distinct_key(keys, check.where)
+        if distinct_set in needed:
+            found.setdefault(distinct_set, keys)
+    return list(found.items())
+
+
+def _first_row_marks(
+    df: DataFrame, scanned: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]]]
+) -> tuple[DataFrame, list[Column]]:
+    """``scanned`` with a row id, and for each windowed set a boolean column marking the first
+    row of each key (the least row id in the rule's scope).
+
+    The marks are computed in the split's own projection, with the same window as the rule's
+    predicate, so Spark evaluates both in one Window operator on one shuffle: the count of
+    marked rows is the set's distinct count, with no pass of its own.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not windowed:
+        return scanned, []
+    row_id = f"__cola_row_{uuid.uuid4().hex}"
+    marked = scanned.withColumn(row_id, F.monotonically_increasing_id())
+    marks = []
+    for number, ((_, where), keys) in enumerate(windowed):
+        scope = scope_column(where)
+        in_scope = F.col(row_id) if scope is None else F.when(scope, F.col(row_id))
+        first = F.min(in_scope).over(Window.partitionBy(*(column_of(df, key) for key in keys))) == F.col(row_id)
+        marks.append(first.alias(f"__cola_first_{number}_{row_id}"))
+    return marked, marks
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """The rows of the staging write: the invalid side's columns, then the outcome.
+
+    Attributes:
+        rows: the rows to write.
+        observation: what the write measures, in one observation: the block's aggregates
+            (``a0``...), the distinct counts of the first-row marks (``d0``...), the rows
+            per outcome (``valid``, ``invalid``), and the rows carrying each of ``codes``
+            (``r0``...).
+        read_schema: the schema of an outcome's folder read back (all but the outcome).
+        codes: every rejection code a row can carry, each once, in rule order.
+    """
+
+    rows: DataFrame
+    observation: Any
+    read_schema: StructType
+    codes: tuple[str, ...]
+
+
+def _flagged(
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    staging: Staging,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+    windowed: list[tuple[DistinctSet, tuple[str, ...]]],
+    aggregates: Sequence[Column],
+) -> Flagged:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    scanned, marks = _first_row_marks(df, prepared, windowed)
+    # The checks' helper columns ride along to the one observation, which the aggregates read.
+    own = set(df.columns)
+    helpers = [F.col(quote(name)) for name in prepared.columns if name not in own]
+    flagged = flag_rows(df, scanned, row_checks, annotate, quarantine_key, riders=[*helpers, *marks])
+    mark_names = flagged.rows.columns[len(flagged.rows.columns) - len(marks):]
+    rejected = F.size(F.col(flagged.codes)) > 0
+    codes = _possible_codes(prepared, row_checks, quarantine_key)
+    observation = Observation(f"cola_split_{uuid.uuid4().hex}")
+    measured = flagged.rows.observe(
+        observation,
+        *(aggregate.alias(f"a{number}") for number, aggregate in enumerate(aggregates)),
+        *(F.count(F.when(F.col(name), 1)).alias(f"d{number}") for number, name in enumerate(mark_names)),
+        F.count(F.when(~rejected, 1)).alias(VALID),
+        F.count(F.when(rejected, 1)).alias(INVALID),
+        # Counted on the array the write stores, so each code's count is that of the rows
+        # published with it, whatever put it there (a rule, a spread over quarantine_key).
+        *(F.count(F.when(F.array_contains(F.col(flagged.codes), code), 1)).alias(f"r{number}")
+          for number, code in enumerate(codes)),
+    )
+    # NULL on valid rows: nothing to store, and nothing to read for a valid output that keeps it.
+    stored_codes = [F.when(rejected, F.col(flagged.codes)).alias(annotate)] if annotate else []
+    warnings = [F.col(flagged.warnings).alias(f"{annotate}_warnings")] if flagged.warnings else []
+    rows = measured.select(
+        *(F.col(quote(name)) for name in flagged.columns), *stored_codes, *warnings,
+        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome),
+    )
+    read_schema = StructType([field for field in rows.schema.fields if field.name != staging.outcome])
+    return Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes)
+
+
+def _possible_codes(
+    prepared: DataFrame, row_checks: Sequence[BaseCheck], quarantine_key: Sequence[str] | None
+) -> tuple[str, ...]:
+    """Every code a row's blocking codes can hold, each once, in rule order: the codes the
+    blocking rules' predicates name (as ``flag_rows`` builds them: one per column for a
+    multi-column ``not_null`` or ``reference_match``), then the ``quarantine_key`` one.
+
+    Warning rules are left out: their codes never reject a row."""
+    blocking = [check for check in row_checks if check.severity_level != "warn"]
+    # Only the codes are read; the predicates are built again, shared as flag_rows shares them.
+    with shared_columns():
+        codes = dict.fromkeys(code for check in blocking for code, _ in check.violations(prepared))
+    if quarantine_key:
+        codes[render_code("quarantine_key", *quarantine_key)] = None
+    return tuple(codes)
+
+
+
+def read_staged(
+    spark: SparkSession, fs: Files, staging: Staging, flagged: Flagged, columns: Sequence[str], side: str
+) -> DataFrame:
+    """One side's rows, read back from staging with that side's columns: a plain read of files
+    already written, so the same rows whatever the input does meanwhile."""
+    folder = staging.side(fs, side)
+    if fs.exists(folder):
+        reader = spark.read.format(staging.layout.format or "parquet").options(**staging.layout.options)
+        rows = reader.schema(flagged.read_schema).load(folder)
+    else:
+        rows = spark.createDataFrame([], flagged.read_schema)
+    return rows.select(*(quote(name) for name in columns))
