@@ -44,12 +44,12 @@ from cola_core.language.result import CheckResult
 from cola_core.plan.planner import (
     BlockPlan,
     DistinctSet,
-    checked_block,
     distinct_key,
     measure_block,
     plan_block,
     prepare_all,
 )
+from cola_core.plan.preflight import checked_block
 from cola_core.plan.split import check_split_options, flag_rows
 from cola_core.storage.publish import (
     Files,
