@@ -148,7 +148,7 @@ def _refuse_missing_local_paths(job: LoadedJob) -> None:
     """Refuse, before a JVM starts, a path on this machine the run would read and that does
     not exist: the source, then each rule's references in rule order, with the messages the
     run would give once Spark had started (``storage.read_source``, and
-    ``planner.read_inputs`` naming the rule). The rules file was read already.
+    ``preflight.read_inputs`` naming the rule). The rules file was read already.
 
     Only when the session is one ``cola`` starts here on a local master
     (:func:`_local_session_here`), whose driver reads this machine's files. A path with a
@@ -165,7 +165,7 @@ def _refuse_missing_local_paths(job: LoadedJob) -> None:
     for check in job.checks:
         for name, reference in check.references().items():
             if reference.path is not None and missing_local_path(reference.path):
-                # Worded as planner.read_inputs words a reference it cannot read.
+                # Worded as preflight.read_inputs words a reference it cannot read.
                 location = check.rule_error("").location
                 raise ColaSourceError(f"{location}: cannot read the {name}: {missing_input(reference.path)}")
 

@@ -20,7 +20,8 @@ from cola_core.common.columns import quote, shared_columns
 from cola_core.common.formatting import _json_key, cut_texts, json_safe
 from cola_core.common.spark_errors import is_evaluation_failure
 from cola_core.language.result import CheckResult
-from cola_core.plan.planner import prepare_all, read_inputs
+from cola_core.plan.planner import prepare_all
+from cola_core.plan.preflight import read_inputs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

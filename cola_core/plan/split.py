@@ -19,7 +19,8 @@ from cola_core.checks.base import BaseCheck
 from cola_core.common.columns import is_true, quote, shared_columns
 from cola_core.common.formatting import render_code
 from cola_core.errors import ColaError, ColaSourceError
-from cola_core.plan.planner import ensure_columns, ensure_conditions, prepare_all, read_inputs
+from cola_core.plan.planner import prepare_all
+from cola_core.plan.preflight import ensure_columns, ensure_conditions, read_inputs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -40,7 +40,8 @@ from cola_core.checks.base import BaseCheck
 from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.language.result import CheckResult
-from cola_core.plan.planner import checked_block, measure_block, plan_block, prepare_all
+from cola_core.plan.planner import measure_block, plan_block, prepare_all
+from cola_core.plan.preflight import checked_block
 from cola_core.plan.split import check_split_options
 from cola_core.plan.split_destinations import (
     Destination,

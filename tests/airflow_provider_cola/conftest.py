@@ -153,3 +153,22 @@ def fake_submit_calls(airflow_home):
         return FAKE_SUBMIT_LOG.read_text().splitlines() if FAKE_SUBMIT_LOG.exists() else []
 
     return calls
+
+
+@pytest.fixture(scope="module")
+def session():
+    """A local session for the module (the lineage tests build real summaries with it): the
+    one already running in this process, if any (then left running), else one started here
+    and stopped at the end."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    spark = (
+        SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
+    )
+    yield spark
+    spark.stop()

@@ -11,7 +11,7 @@ import pytest
 from cola_core import CheckResult, Cola, ColaRuleError
 from cola_core.checks.reference import _comparison_type
 from cola_core.errors import ColaSourceError
-from cola_core.plan.planner import read_inputs
+from cola_core.plan.preflight import read_inputs
 from cola_helpers import fk, jobs_of, rec, refused, run_one, sorted_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]

@@ -311,7 +311,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.connect.client.retries import DefaultPolicy
 from cola_core import Cola
 from cola_core.history.store import read_history
-from cola_core.plan.planner import _ensure_condition, _nested_problem
+from cola_core.plan.preflight import _ensure_condition, _nested_problem
 
 with socket.socket() as probe:  # a port nothing listens on
     probe.bind(("127.0.0.1", 0))

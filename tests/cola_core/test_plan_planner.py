@@ -11,7 +11,7 @@ import pytest
 from benchmarks.block import BLOCK, non_distinct_rules
 from benchmarks.generate import generate_orders
 from cola_core import BaseCheck, CheckResult, Cola
-from cola_core.errors import ColaError, ColaRuleError
+from cola_core.errors import ColaError
 from cola_core.plan.planner import distinct_key, plan_block, run_block
 from cola_helpers import NoFutureDateCheck
 
@@ -255,25 +255,6 @@ def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, ord
         run_block(orders, make_cola().parse(BLOCK), "both")
     assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
     assert counted.jobs == 0
-
-
-def test_a_rule_that_does_not_fit_the_schema_fails_before_any_job(job_counter, orders):
-    # The distinct set would be counted first under "separate"; planning must finish before it.
-    rules = [UNIQUE_ID, {"type": "avg", "column": "email", "must_be": "> 0"}]
-    with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
-        make_cola("separate").run(orders, rules)
-    assert counted.jobs == 0
-    assert (caught.value.position, caught.value.rule_type) == (1, "avg")
-
-
-def test_a_missing_column_fails_before_any_job(job_counter, orders):
-    with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
-        make_cola().run(orders, [UNIQUE_ID, {"type": "not_null", "columns": ["zip"]}])
-    assert counted.jobs == 0
-    assert caught.value.reason == (
-        "column 'zip' does not exist; the DataFrame has "
-        "order_id, customer_id, email, cpf, amount, status, created_at"
-    )
 
 
 def test_cola_refuses_an_unknown_distinct_strategy_when_built():
