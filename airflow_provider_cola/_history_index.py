@@ -2,7 +2,7 @@
 
 A store on this machine's disk (a parquet or ORC folder on a local path) is read without
 Spark (``_light_index``, pyarrow). A table store, or a folder on other storage, only Spark
-reads: its index is built by a Spark query (``cola_core.history.store.index_rows``) in a background
+reads: its index is built by a Spark query (``cola_core.history.summaries.index_rows``) in a background
 thread, which starts a local session (``local[1]``) for it once; meanwhile the last index
 built is served, or :class:`IndexBeingBuilt` says that it is being built.
 """
@@ -140,7 +140,7 @@ def _built_in_background(store: str, spec: OutputSpec, cached: tuple[float, str]
 def _build_index(store: str, spec: OutputSpec) -> None:
     """Build the index of ``spec`` with Spark and keep it (or why it failed) for the next views."""
     from cola_core.errors import ColaError
-    from cola_core.history.store import index_rows
+    from cola_core.history.summaries import index_rows
     from cola_core.report.pages import render_index
 
     try:

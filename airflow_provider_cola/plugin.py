@@ -26,7 +26,7 @@ The index over a history store is the one ``cola history html`` draws, and no re
 for a JVM: a store on this machine's disk (a parquet or ORC folder on a local path) is read
 without Spark (``_light_index``, pyarrow), in well under a second for a thousand runs. A table
 store, or a folder on other storage (``s3a://``, ``hdfs://``), only Spark reads: its index is
-built by a Spark query (``cola_core.history.store.index_rows``) in a background thread of the API
+built by a Spark query (``cola_core.history.summaries.index_rows``) in a background thread of the API
 server worker, which starts a local session (``local[1]``) for it once; meanwhile the last
 index built is served, or a 503 page saying that it is being built.
 """

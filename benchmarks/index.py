@@ -48,7 +48,7 @@ print(json.dumps({"seconds": seconds}))
 _SPARK = """
 import json, sys, time
 started = time.perf_counter()
-from cola_core.history.store import index_rows
+from cola_core.history.summaries import index_rows
 from cola_core.report.pages import render_index
 from cola_core.storage.session import spark_session
 spark, _ = spark_session("local[1]", [("spark.ui.enabled", "false")], app_name="cola-plugin")

@@ -2,9 +2,9 @@
 
 Anything two test modules would otherwise each define lives here: the fixture data folder,
 small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, the
-orders ``split_write`` publishes, rule factories, the Spark job counter, a history store whose
-rows cannot be read (``broken_history_file``, for the Airflow tests too), and message
-fragments several suites compare exactly.
+orders a split publishes, rule factories, the Spark job counter, history stores built run by
+run (``runs_of``) and one whose rows cannot be read (``broken_history_file``, for the Airflow
+tests too), and message fragments several suites compare exactly.
 """
 
 from __future__ import annotations
@@ -172,6 +172,35 @@ def jobs_of(job_counter: JobCounter, df, rules, cola: Cola | None = None) -> int
     with job_counter.count() as counted:
         (cola or Cola()).run(df, rules)
     return counted.jobs
+
+
+# -- history stores built run by run ---------------------------------------------------------
+
+# A small block for the history tests: a failing rule with a dimension, a metric, a sql rule.
+HISTORY_RULES = [
+    {"type": "not_null", "columns": ["email"], "id": "emails", "dimension": "Completeness"},
+    {"type": "row_count", "must_be": "> 0"},
+    {"type": "sql", "query": "SELECT count(*) > 0 FROM _validation_df"},
+]
+
+
+def history_day(day: int) -> dt.datetime:
+    """06:00 UTC on March ``day``, 2026: when the history tests' ``day``-th run ran."""
+    return dt.datetime(2026, 3, day, 6, 0, tzinfo=dt.timezone.utc)
+
+
+def runs_of(spark, store, counts, rules, exclude=()):
+    """Run ``rules`` once per row count, one day apart; the results of each run, in order."""
+    from cola_core.history.retention import exclude_run
+    from cola_core.history.store import RunInfo
+
+    outcomes = []
+    for day, rows in enumerate(counts, start=1):
+        info = RunInfo(dataset="orders", run_id=f"run-{day}", validated_at=history_day(day))
+        outcomes.append(Cola().run(spark.range(rows), rules, history=store, run_info=info))
+        if f"run-{day}" in exclude:
+            exclude_run(spark, store, f"run-{day}")
+    return outcomes
 
 
 # -- a history store that cannot be read ----------------------------------------------------

@@ -1,5 +1,6 @@
 """Shared fixtures: one local Spark session for the whole run, a Spark job counter, and the small
-DataFrames several test modules read (helpers that are not fixtures live in ``cola_helpers``)."""
+DataFrames and history stores several test modules read (helpers that are not fixtures live in
+``cola_helpers``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import pytest
 from hypothesis import settings
 
-from cola_helpers import CONNECT, SPLIT_ORDERS, SPLIT_SCHEMA, JobCounter
+from cola_helpers import CONNECT, SPLIT_ORDERS, SPLIT_SCHEMA, JobCounter, history_day
 from connect_server import connect_server
 
 # No hypothesis deadline: these tests assert what a rule block does, never how fast (speed is
@@ -129,3 +130,32 @@ def split_tables(spark):
     yield table
     for name in names:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def people(spark):
+    """``id int, email string``: three people, the first and the last without an email."""
+    return spark.createDataFrame([(1, None), (2, "b@x.io"), (3, None)], "id int, email string")
+
+
+@pytest.fixture
+def monitored_store(spark, tmp_path):
+    """A hand-built history store (its path) of dataset ``orders``: rules r1 and r2, two runs an
+    hour apart on March 1st, 2026 and one on March 2nd."""
+    from cola_core import CheckResult
+    from cola_core.history.append import append_history
+    from cola_core.history.store import RunInfo
+
+    store = str(tmp_path / "h")
+    days = {
+        1: [("r1", "fail", "Completeness", 2.0), ("r2", "pass", "Validity", 1.0)],
+        2: [("r1", "pass", "Completeness", 0.0), ("r2", "warn", "Validity", 3.0)],
+    }
+    for day, results in days.items():
+        # Day 1 has two runs, an hour apart: with no data date given, each is keyed by its own time.
+        for hour, run in enumerate(("a", "b") if day == 1 else ("c",)):
+            made = [CheckResult("x", severity != "fail", "m", int(severity == "fail"), metric, severity,
+                                code=rule_id.upper(), dimension=dimension, rule_id=rule_id)
+                    for rule_id, severity, dimension, metric in results]
+            append_history(spark, store, made, RunInfo(dataset="orders", run_id=f"{run}{day}",
+                                                      validated_at=history_day(day) + dt.timedelta(hours=hour)))
+    return store

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from cola_core import Cola
-from cola_core.history.store import RunInfo, history_trends, index_rows
+from cola_core.history.store import RunInfo
+from cola_core.history.summaries import history_trends, index_rows
 from cola_core.report.pages import render_html, render_index, write_page
 
 # Debian's chromium. Missing, the module skips locally (before Spark starts); in CI, which

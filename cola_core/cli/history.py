@@ -25,13 +25,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cola_core.errors import ColaError
-from cola_core.history.store import (
-    collected,
+from cola_core.history.retention import exclude_run, prune_history
+from cola_core.history.store import collected
+from cola_core.history.summaries import (
     daily_summary,
     dimension_summary,
-    exclude_run,
     index_rows,
-    prune_history,
     rule_trend,
     top_offenders,
 )

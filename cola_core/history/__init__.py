@@ -6,6 +6,9 @@ public ones so that ``from cola_core.history import history_trends`` keeps worki
 
 from __future__ import annotations
 
+from cola_core.history.append import append_history
+from cola_core.history.baselines import read_baselines
+from cola_core.history.retention import exclude_run, prune_history
 from cola_core.history.store import (
     ADDED_COLUMNS,
     FAILED_RECORDS_SCHEMA,
@@ -13,19 +16,17 @@ from cola_core.history.store import (
     HISTORY_SCHEMA,
     RUN_KINDS,
     RunInfo,
-    append_history,
     check_history_store,
     collected,
-    daily_summary,
     default_dataset,
-    dimension_summary,
-    exclude_run,
     failed_records_spec,
+    read_history,
+)
+from cola_core.history.summaries import (
+    daily_summary,
+    dimension_summary,
     history_trends,
     index_rows,
-    prune_history,
-    read_baselines,
-    read_history,
     rule_trend,
     top_offenders,
 )

@@ -4,11 +4,11 @@ A history store holds one row per result per *attempt*: Airflow reruns, clears a
 task, so one data interval (one ``data_date``) may have been checked several times, in any
 order. What the data's quality was is the verdict of each interval's **latest attempt** (the
 newest ``validated_at``, then the greatest ``run_id``); the intervals are ordered by
-``data_date``, never by when they ran. The baselines (``cola_core.history.store.read_baselines``),
+``data_date``, never by when they ran. The baselines (``cola_core.history.baselines.read_baselines``),
 the summaries, the report's trends and the index all read the store that way.
 
 This module holds the part of that reading that needs no Spark: the index and the trends,
-built from rows that Spark (``cola_core.history.store.index_rows``) or a light reader with no JVM
+built from rows that Spark (``cola_core.history.summaries.index_rows``) or a light reader with no JVM
 (the Airflow plugin reads a local parquet store with pyarrow) hands over. Both readers hand it
 the columns of :data:`INDEX_COLUMNS`, so both give the same index.
 """

@@ -27,16 +27,16 @@ from cola_core.common.spark_errors import first_line
 from cola_core.common.values import utc_datetime
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.guards.sqlguard import allowing_outside_access
+from cola_core.history.append import append_history
+from cola_core.history.baselines import read_baselines
 from cola_core.history.store import (
     FAILED_RECORDS_SCHEMA,
     RunInfo,
-    append_history,
     check_history_store,
     default_dataset,
     failed_records_spec,
-    history_trends,
-    read_baselines,
 )
+from cola_core.history.summaries import history_trends
 from cola_core.job.spec import JobSpec
 from cola_core.language.files import read_rules_file
 from cola_core.language.result import CheckResult

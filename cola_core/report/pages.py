@@ -10,8 +10,8 @@ the data or the rules (names, codes, messages, samples, datasets) is escaped as 
 - :func:`checked_page_path` and :func:`write_page` are how the command line writes them;
   :func:`replace_file` is how any text file is written so that no reader sees half of it.
 
-The trends and index rows come from the history store: ``cola_core.history.store.history_trends``
-and ``cola_core.history.store.index_rows``.
+The trends and index rows come from the history store: ``cola_core.history.summaries.history_trends``
+and ``cola_core.history.summaries.index_rows``.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def render_index(rows: Sequence[Mapping[str, Any]], *, title: str = "Cola qualit
     """The index of a history store, as one self-contained HTML page.
 
     Args:
-        rows: one per dataset and rule (``cola_core.history.store.index_rows``), each with
+        rows: one per dataset and rule (``cola_core.history.summaries.index_rows``), each with
             ``dataset``, ``rule_id``, ``severity`` (the latest), ``code``, ``check_name``,
             ``data_date`` (its newest data interval; ``validated_at`` for a row without one),
             ``trend`` (its last intervals, oldest first) and ``current`` (whether the

@@ -76,7 +76,7 @@ def test_a_backfill_and_a_rerun_compare_with_the_data_interval_before_theirs(run
 
     from pyspark.sql import SparkSession
 
-    from cola_core.history.store import daily_summary, index_rows, rule_trend
+    from cola_core.history.summaries import daily_summary, index_rows, rule_trend
 
     spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
     try:

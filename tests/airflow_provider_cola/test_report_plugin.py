@@ -435,7 +435,7 @@ def test_an_index_that_cannot_be_built_is_a_503_page_and_its_traceback_is_logged
     def jvm_gone(*_: object, **__: object) -> None:
         raise RuntimeError("the Java gateway process exited\nand more lines")
 
-    monkeypatch.setattr("cola_core.history.store.index_rows", jvm_gone)
+    monkeypatch.setattr("cola_core.history.summaries.index_rows", jvm_gone)
     setting = json.dumps({"table": "cola_any_history"})
     monkeypatch.setenv("AIRFLOW__COLA__HISTORY_STORE", setting)
     with caplog.at_level(logging.ERROR, logger="airflow_provider_cola.plugin"):
@@ -459,7 +459,8 @@ def test_the_index_of_a_local_store_starts_no_jvm_and_a_table_store_s_is_built_i
     from airflow_provider_cola import _history_index as history_index
     from airflow_provider_cola import plugin
     from cola_core import CheckResult
-    from cola_core.history.store import RunInfo, append_history
+    from cola_core.history.append import append_history
+    from cola_core.history.store import RunInfo
     from cola_core.report.pages import render_index
 
     store = tmp_path / "history"

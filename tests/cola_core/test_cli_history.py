@@ -10,7 +10,8 @@ import pytest
 
 from cola_core import CheckResult
 from cola_core.cli.main import main
-from cola_core.history.store import RunInfo, append_history
+from cola_core.history.append import append_history
+from cola_core.history.store import RunInfo
 
 pytestmark = pytest.mark.spark
 

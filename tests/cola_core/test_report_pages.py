@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from cola_core import CheckResult, Cola, ColaError, ColaOutputError
-from cola_core.history.store import RunInfo, append_history, history_trends, index_rows
+from cola_core.history.append import append_history
+from cola_core.history.store import RunInfo
+from cola_core.history.summaries import history_trends, index_rows
 from cola_core.report.pages import (
     MESSAGE_BYTES,
     PAGE_BYTES,
