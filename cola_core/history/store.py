@@ -49,15 +49,8 @@ from cola_core.errors import ColaError, ColaOutputError, ThresholdError
 from cola_core.history.index import TrendPoint, index_entries
 from cola_core.language.result import CheckResult
 from cola_core.language.thresholds import DURATION_SECONDS, parse_threshold
-from cola_core.storage.publish import (
-    Publication,
-    file_system,
-    publish_folder,
-    publish_table_swap,
-    sibling_table,
-    table_facts,
-    table_parts,
-)
+from cola_core.storage.catalog import publish_table_swap, sibling_table, table_facts, table_parts
+from cola_core.storage.publish import Publication, file_system, publish_folder
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec, SourceSpec, history_spec
 

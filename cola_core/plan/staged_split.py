@@ -12,7 +12,8 @@ The design, measured against caching and checkpointing in ``benchmarks/SPLIT_NOT
    observed (Spark refuses DISTINCT in observed metrics), but a ``unique`` rule's is taken on
    the window its predicate computes anyway (the first row of each key is marked, and the
    marks counted); each other distinct column set costs its own pass, as in ``run``.
-2. **Publish.** Each outcome's folder is moved into its destination (``cola_core.storage.publish``):
+2. **Publish.** Each outcome's folder is moved into its destination (``cola_core.storage.publish``;
+   a table's by the catalog, ``cola_core.storage.catalog``):
    a rename for a path output with the staging write's layout; otherwise its rows are first
    copied from staging (a deterministic read) into that destination's format, partitioning
    or table. If any step fails, the steps done are undone and nothing new is left at either
@@ -51,13 +52,9 @@ from cola_core.plan.planner import (
     prepare_all,
 )
 from cola_core.plan.split import check_split_options, flag_rows
-from cola_core.storage.publish import (
-    Files,
-    Publication,
+from cola_core.storage.catalog import (
     TableFacts,
     drop_table,
-    file_system,
-    publish_folder,
     publish_new_table,
     publish_table_files,
     publish_table_swap,
@@ -65,6 +62,7 @@ from cola_core.storage.publish import (
     table_facts,
     table_parts,
 )
+from cola_core.storage.publish import Files, Publication, file_system, publish_folder
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec, parse_output
 
@@ -108,7 +106,7 @@ class _Destination:
     side: str
     spec: OutputSpec
     # "folder": a path renamed from staging; "copy": a path written from the staged rows
-    # first; "new-table", "swap-table", "append-table" (see cola_core.storage.publish).
+    # first; "new-table", "swap-table", "append-table" (see cola_core.storage.catalog).
     how: str = "folder"
     location: str | None = None
     facts: TableFacts | None = None
