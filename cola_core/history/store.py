@@ -753,7 +753,7 @@ def top_offenders(
     )
 
 
-# -- the HTML report's trends and index (cola_core.report.pages draws them) ------------------------------
+# -- the HTML report's trends and index (cola_core.report.pages and index_page draw them) ----------------
 
 
 def _last_runs(
@@ -821,7 +821,7 @@ def history_trends(
 def index_rows(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, runs: int = 20
 ) -> list[dict[str, Any]]:
-    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.report.pages.render_index``
+    """One dict per dataset and rule in the store, the ``rows`` of ``cola_core.report.index_page.render_index``
     (see ``cola_core.history.index.index_entries``): from the latest attempt of its newest data
     interval ``code``, ``check_name``, ``severity``, ``data_date`` and ``validated_at``
     (tz-aware UTC); ``trend``, its last ``runs`` intervals, oldest first; ``current``, False

@@ -650,7 +650,7 @@ def test_the_index_and_trends_leave_out_excluded_runs_and_mark_rules_the_latest_
 _IN_PARIS = """
 import json, sys, time
 from cola_core.history.store import history_trends, index_rows
-from cola_core.report.pages import sparkline
+from cola_core.report.page_parts import sparkline
 from cola_core.storage.session import spark_session, stop_session
 
 store, remote = sys.argv[1], sys.argv[2] or None
