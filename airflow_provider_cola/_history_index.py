@@ -95,7 +95,7 @@ def store_index(store: str, cache_seconds: int) -> str:
             (its last background build failed: the traceback is in the log).
         IndexBeingBuilt: no index of a table store is ready yet.
     """
-    from cola_core.report.pages import render_index
+    from cola_core.report.index_page import render_index
 
     spec = _store_spec(store)
     folder = local_store_folder(spec)
@@ -141,7 +141,7 @@ def _build_index(store: str, spec: OutputSpec) -> None:
     """Build the index of ``spec`` with Spark and keep it (or why it failed) for the next views."""
     from cola_core.errors import ColaError
     from cola_core.history.summaries import index_rows
-    from cola_core.report.pages import render_index
+    from cola_core.report.index_page import render_index
 
     try:
         page = render_index(index_rows(index_spark(), spec, runs=INDEX_RUNS))

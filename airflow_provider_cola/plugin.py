@@ -11,7 +11,7 @@ Registered through the ``airflow.plugins`` entry point. It mounts a small FastAP
   its bytes hash to the recorded SHA-256; anything else is a 404 that says why.
 - ``/cola/``: to an authenticated user. With ``[cola] history_store`` set (a path, or a JSON
   output spec, as ``cola history --history`` takes it), the index of that history store
-  (``cola_core.report.pages.render_index``), to a user who may read every DAG of the metadata DB and
+  (``cola_core.report.index_page.render_index``), to a user who may read every DAG of the metadata DB and
   its XComs (the store holds them all), rendered at most every ``[cola] index_cache_seconds``;
   without it, the latest reports recorded in XCom of the DAGs whose XComs that user may read.
 

@@ -49,7 +49,7 @@ _SPARK = """
 import json, sys, time
 started = time.perf_counter()
 from cola_core.history.summaries import index_rows
-from cola_core.report.pages import render_index
+from cola_core.report.index_page import render_index
 from cola_core.storage.session import spark_session
 spark, _ = spark_session("local[1]", [("spark.ui.enabled", "false")], app_name="cola-plugin")
 page = render_index(index_rows(spark, sys.argv[1], runs=20))

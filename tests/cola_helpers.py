@@ -4,17 +4,20 @@ Anything two test modules would otherwise each define lives here: the fixture da
 small runners (``run_one``, ``run_all``, ``jobs_of``), readers of results and splits, the
 orders a split publishes, rule factories, the Spark job counter, history stores built run by
 run (``runs_of``) and one whose rows cannot be read (``broken_history_file``, for the Airflow
-tests too), and message fragments several suites compare exactly.
+tests too), what the HTML pages' tests read of a page (``rows_of``, ``assert_self_contained``),
+and message fragments several suites compare exactly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +253,54 @@ class NoFutureDateCheck(BaseCheck):
         if failed:
             return CheckResult("no_future_date", False, f"{failed} future dates", failed)
         return CheckResult("no_future_date", True)
+
+
+# -- the HTML pages (cola_core.report): a run's report, a history's index and what they share ---
+
+# Text that would run or break a page if it were not escaped, and how a page shows it.
+HOSTILE = "<script>alert(1)</script> \"q\" 'a' & b"
+HOSTILE_TEXT = "&lt;script&gt;alert(1)&lt;/script&gt; &quot;q&quot; &#x27;a&#x27; &amp; b"
+
+
+def at(day: int) -> dt.datetime:
+    """Noon UTC on ``day`` of May 2026: a run's time, or a trend point's, in the pages' tests."""
+    return dt.datetime(2026, 5, day, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def rows_of(page: str) -> list[str]:
+    """The body rows of the results table (of a report without samples), or of the index."""
+    section = page.split("<h2>Results</h2>", 1)[-1]
+    return re.findall(r"<tr>.*?</tr>", section.split("<tbody>", 1)[1].split("</tbody>")[0])
+
+
+class _Nesting(HTMLParser):
+    """Every element opened is closed, in order (void elements aside)."""
+
+    VOID = frozenset({"meta", "br"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.mismatched: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        pass  # <polyline .../>
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.mismatched.append(tag)
+
+
+def assert_self_contained(page: str) -> None:
+    for reach in ("http://", "https://", "src=", "<script", "<link", "@import", "url("):
+        assert reach not in page
+    nesting = _Nesting()
+    nesting.feed(page)
+    assert (nesting.open, nesting.mismatched) == ([], [])
 
 
 # -- messages of the structure pre-pass (cola_core.language.structure), for rules and rules files ----

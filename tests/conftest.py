@@ -132,6 +132,7 @@ def split_tables(spark):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 
+@pytest.fixture
 def people(spark):
     """``id int, email string``: three people, the first and the last without an email."""
     return spark.createDataFrame([(1, None), (2, "b@x.io"), (3, None)], "id int, email string")

@@ -19,7 +19,8 @@ import pytest
 from cola_core import Cola
 from cola_core.history.store import RunInfo
 from cola_core.history.summaries import history_trends, index_rows
-from cola_core.report.pages import render_html, render_index, write_page
+from cola_core.report.index_page import render_index
+from cola_core.report.pages import render_html, write_page
 
 # Debian's chromium. Missing, the module skips locally (before Spark starts); in CI, which
 # installs it (.ci/run), each test fails instead.

@@ -5,7 +5,7 @@
     cola history daily|dimensions|trend|top --history OUTPUT [--dataset NAME] [--days N]
     cola history html --history OUTPUT PATH [--runs N]
 
-``html`` writes an index page (``cola_core.report.pages.render_index``): one row per dataset and rule,
+``html`` writes an index page (``cola_core.report.index_page.render_index``): one row per dataset and rule,
 worst first, with a sparkline of its last N data intervals.
 
 The summaries and the index go by the data's date (``data_date``), each data interval counted
@@ -34,7 +34,8 @@ from cola_core.history.summaries import (
     rule_trend,
     top_offenders,
 )
-from cola_core.report.pages import checked_page_path, render_index, write_page
+from cola_core.report.index_page import render_index
+from cola_core.report.pages import checked_page_path, write_page
 from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:

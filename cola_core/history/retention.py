@@ -29,14 +29,8 @@ from cola_core.history.store import (
     read_history,
 )
 from cola_core.language.thresholds import DURATION_SECONDS, parse_threshold
-from cola_core.storage.publish import (
-    Publication,
-    file_system,
-    publish_folder,
-    publish_table_swap,
-    sibling_table,
-    table_facts,
-)
+from cola_core.storage.catalog import publish_table_swap, sibling_table, table_facts
+from cola_core.storage.publish import Publication, file_system, publish_folder
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec, history_spec
 

@@ -39,7 +39,8 @@ from cola_core.common.columns import quote
 from cola_core.common.spark_errors import analyse_now, condition_of, first_line, is_unreachable
 from cola_core.common.values import utc_datetime
 from cola_core.errors import ColaError, ColaOutputError
-from cola_core.storage.publish import file_system, table_parts
+from cola_core.storage.catalog import table_parts
+from cola_core.storage.publish import file_system
 from cola_core.storage.specs import OutputSpec, SourceSpec, history_spec
 
 if TYPE_CHECKING:

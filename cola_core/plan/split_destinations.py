@@ -19,12 +19,9 @@ from cola_core.common.columns import quote
 from cola_core.common.spark_errors import first_line, is_lasting_storage_error
 from cola_core.errors import ColaOutputError
 from cola_core.plan.staging_write import INVALID, VALID, Flagged, Staging, read_staged
-from cola_core.storage.publish import (
-    Files,
-    Publication,
+from cola_core.storage.catalog import (
     TableFacts,
     drop_table,
-    publish_folder,
     publish_new_table,
     publish_table_files,
     publish_table_swap,
@@ -32,6 +29,7 @@ from cola_core.storage.publish import (
     table_facts,
     table_parts,
 )
+from cola_core.storage.publish import Files, Publication, publish_folder
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec
 

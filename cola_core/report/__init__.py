@@ -5,11 +5,8 @@ The page functions are re-exported here (``from cola_core.report import render_h
 
 from __future__ import annotations
 
-from cola_core.report.pages import (
-    render_html,
-    render_index,
-    write_page,
-)
+from cola_core.report.index_page import render_index
+from cola_core.report.pages import render_html, write_page
 
 __all__ = [
     "render_html",

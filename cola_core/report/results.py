@@ -24,7 +24,8 @@ from cola_core.common.formatting import cut_text, format_number
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaError
 from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
-from cola_core.report.pages import render_html, render_index, replace_file
+from cola_core.report.index_page import render_index
+from cola_core.report.pages import render_html, replace_file
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec
 

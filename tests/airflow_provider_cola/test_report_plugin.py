@@ -343,7 +343,7 @@ def test_the_decorator_s_report_is_served_and_the_index_of_the_history_store_is_
 def test_a_history_store_setting_is_read_as_cola_history_takes_it_and_an_unreadable_one_is_a_503(
     tmp_path, monkeypatch, api
 ):
-    from cola_core.report.pages import render_index
+    from cola_core.report.index_page import render_index
 
     viewer = api.as_user("viewer")
     monkeypatch.setenv("AIRFLOW__COLA__INDEX_CACHE_SECONDS", "0")
@@ -461,7 +461,7 @@ def test_the_index_of_a_local_store_starts_no_jvm_and_a_table_store_s_is_built_i
     from cola_core import CheckResult
     from cola_core.history.append import append_history
     from cola_core.history.store import RunInfo
-    from cola_core.report.pages import render_index
+    from cola_core.report.index_page import render_index
 
     store = tmp_path / "history"
     spark = history_index.index_spark()  # the session the plugin builds a table store's index in

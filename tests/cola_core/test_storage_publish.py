@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cola_core.errors import ColaOutputError
-from cola_core.storage.publish import FileSystem, Publication, publish_folder, sibling_table
+from cola_core.storage.publish import FileSystem, Publication, publish_folder
 
 pytestmark = pytest.mark.spark
 
@@ -127,18 +127,3 @@ def test_an_existing_target_in_errorifexists_mode_is_refused(fs, tmp_path):
         f"output {target} already exists and its mode is 'errorifexists'; "
         "set \"mode\" to \"overwrite\" or \"append\", or choose another target"
     )
-
-
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    [
-        ("orders", "`_cola_x_{hex}`"),
-        ("db.orders", "`db`.`_cola_x_{hex}`"),
-        ("`odd db`.`we``ird`", "`odd db`.`_cola_x_{hex}`"),
-    ],
-)
-def test_a_sibling_table_is_a_fresh_quoted_name_in_the_same_database(name, expected):
-    # The table's own name is left out: a backtick in it could not be part of a new name.
-    fresh = sibling_table(name, "_cola_x")
-    hex_part = fresh.split("_cola_x_", 1)[1][:32]
-    assert len(hex_part) == 32 and fresh == expected.format(hex=hex_part)
