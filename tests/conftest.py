@@ -102,6 +102,16 @@ def order_lines(spark):
     return spark.createDataFrame(rows, ORDER_LINES_SCHEMA)
 
 
+@pytest.fixture(scope="session")
+def benchmark_orders(spark, tmp_path_factory):
+    """The benchmark's orders table, 5,000 rows, read back from parquet as the benchmark does."""
+    from benchmarks.generate import generate_orders
+
+    path = tmp_path_factory.mktemp("orders") / "orders.parquet"
+    generate_orders(spark, 5000).write.parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
 @pytest.fixture
 def split_orders(spark, tmp_path):
     """``SPLIT_ORDERS`` as a parquet source, so that every read of it is a counted file scan."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.block import BLOCK, non_distinct_rules
-from benchmarks.generate import generate_orders
 from cola_core import BaseCheck, CheckResult, Cola
 from cola_core.errors import ColaError
 from cola_core.plan.planner import distinct_key, plan_block, run_block
@@ -50,14 +49,6 @@ def make_cola(distinct_strategy: str = "separate") -> Cola:
     return cola
 
 
-@pytest.fixture(scope="module")
-def orders(spark, tmp_path_factory):
-    """The benchmark's orders table, 5,000 rows, read back from parquet as the benchmark does."""
-    path = tmp_path_factory.mktemp("orders") / "orders.parquet"
-    generate_orders(spark, 5000).write.parquet(str(path))
-    return spark.read.parquet(str(path))
-
-
 def jobs_of(job_counter, cola: Cola, df, rules) -> int:
     with job_counter.count() as counted:
         cola.run(df, rules)
@@ -74,50 +65,50 @@ def test_the_benchmark_block_has_13_plain_rules_and_15_in_all():
 
 
 @pytest.mark.parametrize("strategy", ["separate", "inline"])
-def test_13_plain_rules_start_exactly_one_job(job_counter, orders, strategy):
-    assert jobs_of(job_counter, make_cola(strategy), orders, non_distinct_rules()) == 1
+def test_13_plain_rules_start_exactly_one_job(job_counter, benchmark_orders, strategy):
+    assert jobs_of(job_counter, make_cola(strategy), benchmark_orders, non_distinct_rules()) == 1
 
 
 @pytest.mark.parametrize(("strategy", "jobs"), [("separate", 2), ("inline", 1)])
-def test_unique_and_duplicate_count_on_one_column_set_share_one_count(job_counter, orders, strategy, jobs):
-    assert jobs_of(job_counter, make_cola(strategy), orders, BLOCK) == jobs
+def test_unique_and_duplicate_count_on_one_column_set_share_one_count(job_counter, benchmark_orders, strategy, jobs):
+    assert jobs_of(job_counter, make_cola(strategy), benchmark_orders, BLOCK) == jobs
 
 
-def test_each_distinct_column_set_adds_one_job_when_separate(job_counter, orders):
+def test_each_distinct_column_set_adds_one_job_when_separate(job_counter, benchmark_orders):
     rules = [
         *BLOCK,
         {"type": "distinct_count", "columns": ["status", "customer_id"], "must_be": "> 0"},
         {"type": "duplicate_percent", "columns": ["customer_id", "status"], "must_be": "< 100%"},
     ]
-    assert jobs_of(job_counter, make_cola("separate"), orders, rules) == 3
-    assert jobs_of(job_counter, make_cola("inline"), orders, rules) == 1
+    assert jobs_of(job_counter, make_cola("separate"), benchmark_orders, rules) == 3
+    assert jobs_of(job_counter, make_cola("inline"), benchmark_orders, rules) == 1
 
 
-def test_each_sql_query_rule_adds_exactly_one_job(job_counter, orders):
+def test_each_sql_query_rule_adds_exactly_one_job(job_counter, benchmark_orders):
     cola = make_cola()
     plain = non_distinct_rules()
-    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY]) == 2
+    assert jobs_of(job_counter, cola, benchmark_orders, [*plain, SQL_QUERY]) == 2
     second = {"type": "sql", "query": "SELECT max(amount) <= 1000 FROM _validation_df"}
-    assert jobs_of(job_counter, cola, orders, [*plain, SQL_QUERY, second]) == 3
+    assert jobs_of(job_counter, cola, benchmark_orders, [*plain, SQL_QUERY, second]) == 3
 
 
-def test_a_sql_failed_rows_rule_adds_exactly_one_job(job_counter, orders):
+def test_a_sql_failed_rows_rule_adds_exactly_one_job(job_counter, benchmark_orders):
     rule = {"type": "sql", "failed_rows": "SELECT * FROM _validation_df WHERE amount < 0"}
-    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+    assert jobs_of(job_counter, make_cola(), benchmark_orders, [*non_distinct_rules(), rule]) == 2
 
 
-def test_a_custom_check_with_aggregations_joins_the_scan(job_counter, orders):
+def test_a_custom_check_with_aggregations_joins_the_scan(job_counter, benchmark_orders):
     rules = [*non_distinct_rules(), {"type": "no_future_date", "column": "created_at"}]
     with job_counter.count() as counted:
-        results = make_cola().run(orders, rules)
+        results = make_cola().run(benchmark_orders, rules)
     assert counted.jobs == 1
     assert results[-1] == CheckResult("no_future_date", True, code="no_future_date(created_at)")
 
 
-def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
+def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, benchmark_orders):
     rules = [*non_distinct_rules(), {"type": "counted_rows"}]
     with job_counter.count() as counted:
-        results = make_cola().run(orders, rules)
+        results = make_cola().run(benchmark_orders, rules)
     assert counted.jobs == 2
     assert results[-1] == CheckResult("counted_rows", True, "5000 rows", code="counted_rows")
 
@@ -131,20 +122,20 @@ def test_a_custom_check_with_only_run_keeps_its_own_job(job_counter, orders):
       "reference": {"query": "SELECT id AS order_id, 'paid' AS status, 10.0 AS amount FROM range(100)"}}],
     ids=["foreign_key", "reconcile", "reference_match"],
 )
-def test_a_reference_rule_adds_one_job_over_the_reference_not_a_scan_of_the_data(job_counter, orders, rule):
+def test_a_reference_rule_adds_one_job_over_the_reference_not_a_scan_of_the_data(job_counter, benchmark_orders, rule):
     # foreign_key and reference_match broadcast the reference, grouped by key, into the scan;
     # reconcile's reference aggregate is a scalar subquery of the scan. Either way Spark runs
     # one job for the reference.
-    assert jobs_of(job_counter, make_cola(), orders, [*non_distinct_rules(), rule]) == 2
+    assert jobs_of(job_counter, make_cola(), benchmark_orders, [*non_distinct_rules(), rule]) == 2
 
 
-def test_a_schema_only_block_starts_no_job(job_counter, orders):
+def test_a_schema_only_block_starts_no_job(job_counter, benchmark_orders):
     rules = [
         {"type": "schema", "required_columns": ["order_id", "email"]},
         {"type": "schema", "column_types": {"amount": "double", "order_id": "string"}},
     ]
     with job_counter.count() as counted:
-        results = make_cola().run(orders, rules)
+        results = make_cola().run(benchmark_orders, rules)
     assert counted.jobs == 0
     assert [r.passed for r in results] == [True, False]
     assert results[1].message == "schema: column order_id is bigint, expected string"
@@ -153,7 +144,7 @@ def test_a_schema_only_block_starts_no_job(job_counter, orders):
 # -- what each check gets back ---------------------------------------------------------------
 
 
-def test_both_distinct_strategies_give_identical_results(orders):
+def test_both_distinct_strategies_give_identical_results(benchmark_orders):
     # Freshness moves with current_timestamp(); everything else must be equal to the last bit.
     rules = [
         *[rule for rule in BLOCK if rule["type"] != "freshness"],
@@ -162,8 +153,8 @@ def test_both_distinct_strategies_give_identical_results(orders):
         {"type": "duplicate_count", "must_be": "= 0"},
         {"type": "unique", "columns": ["customer_id"]},
     ]
-    separate = make_cola("separate").run(orders, rules)
-    inline = make_cola("inline").run(orders, rules)
+    separate = make_cola("separate").run(benchmark_orders, rules)
+    inline = make_cola("inline").run(benchmark_orders, rules)
     assert inline == separate
     assert [r.code for r in separate[-4:]] == [
         "distinct_count(customer_id,status)",
@@ -200,16 +191,16 @@ def test_whole_row_distinct_counts_quote_column_names(spark, strategy):
 
 
 @pytest.mark.parametrize("strategy", ["separate", "inline"])
-def test_a_whole_row_distinct_set_never_includes_helper_columns(orders, strategy):
+def test_a_whole_row_distinct_set_never_includes_helper_columns(benchmark_orders, strategy):
     # foreign_key's prepare adds a lookup column to the scanned rows; the whole row is still
     # the caller's columns (the separate count runs on the caller's DataFrame).
     rules = [{"type": "duplicate_count", "must_be": "= 0"}, FOREIGN_KEY]
-    duplicates, lookup = make_cola(strategy).run(orders, rules)
+    duplicates, lookup = make_cola(strategy).run(benchmark_orders, rules)
     assert duplicates.message == "duplicate_count = 0 meets must_be (= 0)"
     assert lookup.message == "foreign_key(status): 26 values not found in the reference"
 
 
-def test_aggregates_are_read_by_position_so_checks_cannot_collide(orders):
+def test_aggregates_are_read_by_position_so_checks_cannot_collide(benchmark_orders):
     # Issue 11: the planner no longer aliases aggregates (_cola_<check>_<n>), which cost 11
     # Py4J round trips each; checks read their values by position, so the names the checks
     # chose, equal or not, never matter.
@@ -219,17 +210,17 @@ def test_aggregates_are_read_by_position_so_checks_cannot_collide(orders):
         {"type": "row_count", "must_be": "= 5000"},
     ]
     checks = make_cola().parse(rules)
-    plan = plan_block(orders, checks)
+    plan = plan_block(benchmark_orders, checks)
     # Every scanned check's rows_checked is the block's one count(1), placed after the first
     # check's own aggregates; row_count's count is that same Column.
     assert plan.positions == {0: [0, 1], 1: [3, 4], 2: [2]}
     assert plan.rows_at == {0: 2, 1: 2, 2: 2}
-    assert orders.agg(*plan.aggregates).columns == ["value", "_cola_0_0", "count(1)", "value", "_cola_0_0"]
-    results = run_block(orders, checks)
+    assert benchmark_orders.agg(*plan.aggregates).columns == ["value", "_cola_0_0", "count(1)", "value", "_cola_0_0"]
+    results = run_block(benchmark_orders, checks)
     assert [r.message for r in results] == ["999.85 of 5000", "4999 of 5000", "row_count = 5000 meets must_be (= 5000)"]
 
 
-def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(orders):
+def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(benchmark_orders):
     rules = [
         {"type": "unique", "columns": ["order_id", "email"]},
         {"type": "duplicate_count", "columns": ["email", "order_id", "email"], "must_be": "= 0"},
@@ -238,7 +229,7 @@ def test_the_plan_shares_a_distinct_set_and_runs_the_rest_alone(orders):
         {"type": "schema", "required_columns": ["order_id"]},
         {"type": "counted_rows"},
     ]
-    plan = plan_block(orders, make_cola().parse(rules))
+    plan = plan_block(benchmark_orders, make_cola().parse(rules))
     email_id, status = (("email", "order_id"), None), (("status",), None)
     assert plan.distinct_sets == [email_id, status]
     assert plan.distinct_needs == {0: [email_id], 1: [email_id], 2: [status]}
@@ -250,9 +241,9 @@ def test_distinct_key_ignores_order_and_repeats():
     assert distinct_key(["b", "a"], "amount > 0") == (("a", "b"), "amount > 0")
 
 
-def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, orders):
+def test_an_unknown_distinct_strategy_is_refused_before_any_job(job_counter, benchmark_orders):
     with job_counter.count() as counted, pytest.raises(ColaError) as caught:
-        run_block(orders, make_cola().parse(BLOCK), "both")
+        run_block(benchmark_orders, make_cola().parse(BLOCK), "both")
     assert str(caught.value) == "distinct_strategy must be 'separate' or 'inline', got 'both'"
     assert counted.jobs == 0
 
@@ -387,7 +378,7 @@ PY4J_CALLS_PER_RULE = {"15": 27.0, "80": 33.0}
 
 
 @pytest.mark.parametrize("block", ["15", "80"])
-def test_a_block_costs_fewer_py4j_calls_per_rule_than_the_hand_written_plan(orders, block):
+def test_a_block_costs_fewer_py4j_calls_per_rule_than_the_hand_written_plan(benchmark_orders, block):
     from benchmarks.plans import BLOCK_SPECS, agg_plus_distinct, cola_run
     from benchmarks.py4j_calls import count_py4j_calls
 
@@ -395,9 +386,9 @@ def test_a_block_costs_fewer_py4j_calls_per_rule_than_the_hand_written_plan(orde
     plans = {"cola": cola_run(Cola(), spec.rules), "hand": agg_plus_distinct(spec)}
     per_rule = {}
     for name, plan in plans.items():
-        plan(orders)  # warm: regex patterns compiled once, pyspark's lookups cached
+        plan(benchmark_orders)  # warm: regex patterns compiled once, pyspark's lookups cached
         with count_py4j_calls() as calls:
-            plan(orders)
+            plan(benchmark_orders)
         per_rule[name] = calls.total / len(spec.rules)
     assert per_rule["cola"] <= PY4J_CALLS_PER_RULE[block], per_rule
     assert per_rule["cola"] < per_rule["hand"], per_rule

@@ -8,33 +8,24 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.generate import generate_orders
 from cola_core import Cola
 from cola_core.errors import ColaRuleError
 
 UNIQUE_ID = {"type": "unique", "columns": ["order_id"]}
 
 
-@pytest.fixture(scope="module")
-def orders(spark, tmp_path_factory):
-    """The benchmark's orders table, 5,000 rows, read back from parquet as the benchmark does."""
-    path = tmp_path_factory.mktemp("orders") / "orders.parquet"
-    generate_orders(spark, 5000).write.parquet(str(path))
-    return spark.read.parquet(str(path))
-
-
-def test_a_rule_that_does_not_fit_the_schema_fails_before_any_job(job_counter, orders):
+def test_a_rule_that_does_not_fit_the_schema_fails_before_any_job(job_counter, benchmark_orders):
     # The distinct set would be counted first under "separate"; planning must finish before it.
     rules = [UNIQUE_ID, {"type": "avg", "column": "email", "must_be": "> 0"}]
     with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
-        Cola(distinct_strategy="separate").run(orders, rules)
+        Cola(distinct_strategy="separate").run(benchmark_orders, rules)
     assert counted.jobs == 0
     assert (caught.value.position, caught.value.rule_type) == (1, "avg")
 
 
-def test_a_missing_column_fails_before_any_job(job_counter, orders):
+def test_a_missing_column_fails_before_any_job(job_counter, benchmark_orders):
     with job_counter.count() as counted, pytest.raises(ColaRuleError) as caught:
-        Cola().run(orders, [UNIQUE_ID, {"type": "not_null", "columns": ["zip"]}])
+        Cola().run(benchmark_orders, [UNIQUE_ID, {"type": "not_null", "columns": ["zip"]}])
     assert counted.jobs == 0
     assert caught.value.reason == (
         "column 'zip' does not exist; the DataFrame has "
