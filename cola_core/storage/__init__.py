@@ -1,3 +1,4 @@
 """Where data lives: source and output specs, reading and writing with Spark, the session
-factory, and publishing staged outputs all or nothing.
+factory, and publishing staged outputs all or nothing (folders by the file system, tables
+through the catalog).
 """
