@@ -123,18 +123,38 @@ NAMED_FORMATS: dict[str, str] = {
     "cnpj": r"^([0-9A-Z]{2}\.[0-9A-Z]{3}\.[0-9A-Z]{3}/[0-9A-Z]{4}-[0-9]{2}|[0-9A-Z]{12}[0-9]{2})\z",
 }
 
-MISSING_PARAMS = {"missing_values": Param(SCALAR_LIST)}
+MISSING_PARAMS = {
+    "missing_values": Param(
+        SCALAR_LIST,
+        description="Values that count as missing besides NULL, such as [\"\", \"N/A\"]; never invalid",
+    ),
+}
 
 VALIDITY_PARAMS = {
-    "valid_values": Param(SCALAR_LIST),
-    "invalid_values": Param(SCALAR_LIST),
-    "valid_format": Param(STRING),
-    "valid_regex": Param(STRING),
-    "valid_min": Param(NUMBER),
-    "valid_max": Param(NUMBER),
-    "valid_min_length": Param(WHOLE),
-    "valid_max_length": Param(WHOLE),
-    "valid_length": Param(WHOLE),
+    "valid_values": Param(SCALAR_LIST, description="Values a valid value is one of"),
+    "invalid_values": Param(SCALAR_LIST, description="Values a valid value is none of"),
+    "valid_format": Param(
+        STRING,
+        description="Named format a valid value matches, such as email, uuid, phone, integer, date or cpf",
+    ),
+    "valid_regex": Param(
+        STRING,
+        description="Java regex a valid value matches somewhere (anchor it with ^...$ for the whole value)",
+    ),
+    "valid_min": Param(
+        NUMBER,
+        description="Smallest valid number (inclusive); a present value that is no number is invalid",
+    ),
+    "valid_max": Param(
+        NUMBER,
+        description="Largest valid number (inclusive); a present value that is no number is invalid",
+    ),
+    "valid_min_length": Param(
+        WHOLE,
+        description="Fewest characters a valid value has (inclusive), counted on its text",
+    ),
+    "valid_max_length": Param(WHOLE, description="Most characters a valid value has (inclusive), counted on its text"),
+    "valid_length": Param(WHOLE, description="Exact number of characters a valid value has, counted on its text"),
 }
 
 # Text that Spark's string-to-double cast reads as a number: ASCII digits, with the ASCII

@@ -50,7 +50,12 @@ class NotNullCheck(_LabelledCheck):
     """
 
     capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
-    params_spec = {"columns": Param(STRING_LIST, required=True)}
+    params_spec = {
+        "columns": Param(
+            STRING_LIST, required=True,
+            description="Columns that must hold no NULL; always a list, even for one column",
+        ),
+    }
 
     def column_code(self, column: str) -> str:
         return self._declared_code or render_code("not_null", column) + self.code_suffix
@@ -94,7 +99,12 @@ class UniqueCheck(_LabelledCheck):
     """
 
     capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
-    params_spec = {"columns": Param(STRING_LIST, required=True)}
+    params_spec = {
+        "columns": Param(
+            STRING_LIST, required=True,
+            description="Columns whose combination must be unique; NULL keys are equal to each other",
+        ),
+    }
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         return [self.count_rows()]
@@ -156,7 +166,14 @@ class RangeCheck(_LabelledCheck):
     """
 
     capabilities = frozenset({Capability.ROW})
-    params_spec = {"column": Param(STRING, required=True), "min": Param(ORDERED), "max": Param(ORDERED)}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Column whose present values must lie within the bounds; NULLs pass",
+        ),
+        "min": Param(ORDERED, description="Smallest allowed value (inclusive); a number, or an ISO date or timestamp"),
+        "max": Param(ORDERED, description="Largest allowed value (inclusive); a number, or an ISO date or timestamp"),
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
@@ -246,9 +263,15 @@ class RegexCheck(_LabelledCheck):
 
     capabilities = frozenset({Capability.ROW})
     params_spec = {
-        "column": Param(STRING, required=True),
-        "pattern": Param(STRING, required=True),
-        "null_is_valid": Param(BOOL),
+        "column": Param(
+            STRING, required=True,
+            description="Column matched against the pattern; a column of another type is matched as its text",
+        ),
+        "pattern": Param(
+            STRING, required=True,
+            description="Java regex the value must match somewhere; anchor it with ^...$ to match the whole value",
+        ),
+        "null_is_valid": Param(BOOL, description="When true, a NULL passes instead of failing (default false)"),
     }
 
     @classmethod
@@ -284,8 +307,20 @@ class RowCountCheck(BaseCheck):
     capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
     params_spec = {
-        "min": Param(WHOLE), "max": Param(WHOLE), "must_be": Param(THRESHOLD), "warn": Param(THRESHOLD),
-        "baseline": Param(MAPPING),
+        "min": Param(WHOLE, description="Fewest rows allowed (inclusive, default 0), in the bounds form"),
+        "max": Param(WHOLE, description="Most rows allowed (inclusive), in the bounds form"),
+        "must_be": Param(
+            THRESHOLD,
+            description="Threshold the row count must meet, such as '> 0': the metric form, not with min or max",
+        ),
+        "warn": Param(
+            THRESHOLD,
+            description="Softer threshold: a count that meets must_be but not warn is a warn, still passed",
+        ),
+        "baseline": Param(
+            MAPPING,
+            description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}",
+        ),
     }
     # The bounds form's min and max judge the count, as must_be does: both forms measure the same.
     identity_excludes = BaseCheck.identity_excludes | {"min", "max"}

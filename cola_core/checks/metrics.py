@@ -40,7 +40,20 @@ __all__ = [
     "MissingMetricCheck",
 ]
 
-_JUDGED = {"must_be": Param(THRESHOLD, required=True), "warn": Param(THRESHOLD), "baseline": Param(MAPPING)}
+_JUDGED = {
+    "must_be": Param(
+        THRESHOLD, required=True,
+        description="Pass condition on the metric: a threshold such as '< 5%' or 'between 10 and 100'",
+    ),
+    "warn": Param(
+        THRESHOLD,
+        description="Softer threshold: a value that meets must_be but not warn is a warn, still passed",
+    ),
+    "baseline": Param(
+        MAPPING,
+        description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}",
+    ),
+}
 
 
 def _percent(part: int, whole: int) -> float:
@@ -95,7 +108,14 @@ class _RowMetricCheck(_MetricCheck):
 class MissingMetricCheck(_RowMetricCheck):
     """``missing_count`` / ``missing_percent``: NULLs, plus any ``missing_values``."""
 
-    params_spec = {"column": Param(STRING, required=True), **_JUDGED, **MISSING_PARAMS}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Column whose missing values are counted: NULLs, plus any missing_values",
+        ),
+        **_JUDGED,
+        **MISSING_PARAMS,
+    }
 
     def condition(self, df: DataFrame) -> Column:
         column = self.params["column"]
@@ -105,7 +125,15 @@ class MissingMetricCheck(_RowMetricCheck):
 class InvalidMetricCheck(_RowMetricCheck):
     """``invalid_count`` / ``invalid_percent``: present values that break the validity config."""
 
-    params_spec = {"column": Param(STRING, required=True), **_JUDGED, **MISSING_PARAMS, **VALIDITY_PARAMS}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Column whose present values are held against the validity settings",
+        ),
+        **_JUDGED,
+        **MISSING_PARAMS,
+        **VALIDITY_PARAMS,
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
@@ -121,7 +149,17 @@ class DistinctMetricCheck(_MetricCheck):
     """``distinct_count``, ``duplicate_count``, ``duplicate_percent`` over ``column(s)`` or the
     whole row. NULL counts as one value, as in ``select(cols).distinct().count()``."""
 
-    params_spec = {"column": Param(STRING), "columns": Param(STRING_LIST), **_JUDGED}
+    params_spec = {
+        "column": Param(
+            STRING,
+            description="Column the distinct or duplicate count is over (or columns; the whole row when neither)",
+        ),
+        "columns": Param(
+            STRING_LIST,
+            description="Columns whose combined values the count is over (or column; the whole row when neither)",
+        ),
+        **_JUDGED,
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
@@ -175,7 +213,13 @@ class ColumnStatCheck(_MetricCheck):
     and the rule fails. A non-numeric column is a ``ColaRuleError`` (raised before any job).
     """
 
-    params_spec = {"column": Param(STRING, required=True), **_JUDGED}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Numeric column the statistic is computed over; NULLs are left out",
+        ),
+        **_JUDGED,
+    }
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
@@ -207,7 +251,18 @@ class FreshnessCheck(_MetricCheck):
     future gives a negative age.
     """
 
-    params_spec = {"column": Param(STRING, required=True), **_JUDGED}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Date, timestamp or ISO-text column whose newest value gives the data's age",
+        ),
+        **_JUDGED,
+        # The metric is an age in seconds, judged by a duration (same place in the spec as _JUDGED's).
+        "must_be": Param(
+            THRESHOLD, required=True,
+            description="Pass condition on the age in seconds, such as '< 1d' or '<= 2h' (units s, m, h, d, w)",
+        ),
+    }
 
     def _timestamps(self, df: DataFrame) -> Column:
         name = self.params["column"]

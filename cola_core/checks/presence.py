@@ -26,7 +26,16 @@ class ValuesPresentCheck(BaseCheck):
     capabilities = frozenset({Capability.AGGREGATE})
     scopes_itself = True
 
-    params_spec = {"column": Param(STRING, required=True), "values": Param(SCALAR_LIST, required=True)}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Column in which every listed value must occur, compared as text",
+        ),
+        "values": Param(
+            SCALAR_LIST, required=True,
+            description="Values that must each occur in the column, such as the expected date partitions",
+        ),
+    }
 
     @property
     def expected(self) -> list[str]:

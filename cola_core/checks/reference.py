@@ -212,10 +212,19 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
 
     capabilities = frozenset({Capability.ROW})
     params_spec = {
-        "column": Param(STRING),
-        "columns": Param(STRING_LIST),
-        "reference": Param(MAPPING, required=True),
-        "reference_columns": Param(STRING_LIST),
+        "column": Param(STRING, description="Key column whose present values must occur in the reference (or columns)"),
+        "columns": Param(
+            STRING_LIST,
+            description="Columns of a composite key that must occur in the reference (or column)",
+        ),
+        "reference": Param(
+            MAPPING, required=True,
+            description="Where the keys are looked up: {path, format, options}, {table} or {query}",
+        ),
+        "reference_columns": Param(
+            STRING_LIST,
+            description="Reference's key columns, one per key column in order (default: the same names)",
+        ),
     }
 
     def __init__(self, params: Mapping[str, Any] | None = None, **names: Any) -> None:
@@ -285,15 +294,36 @@ class ReconcileCheck(_ReferenceCheck):
 
     capabilities = frozenset({Capability.AGGREGATE})
     params_spec = {
-        "aggregate": Param(STRING, required=True),
-        "column": Param(STRING),
-        "reference": Param(MAPPING, required=True),
-        "reference_column": Param(STRING),
-        "reference_where": Param(STRING),
-        "difference": Param(STRING),
-        "must_be": Param(THRESHOLD, required=True),
-        "warn": Param(THRESHOLD),
-        "baseline": Param(MAPPING),
+        "aggregate": Param(
+            STRING, required=True,
+            description="Aggregate compared on both sides: count, sum, min, max or avg",
+        ),
+        "column": Param(STRING, description="Data column aggregated; needed except for count, which then counts rows"),
+        "reference": Param(
+            MAPPING, required=True,
+            description="What the data is compared with: {path, format, options}, {table} or {query}",
+        ),
+        "reference_column": Param(STRING, description="Reference column aggregated (default: column)"),
+        "reference_where": Param(
+            STRING,
+            description="SQL condition scoping the reference's rows, as where scopes the data's",
+        ),
+        "difference": Param(
+            STRING,
+            description="How the difference is measured: relative (default, percent of the reference) or absolute",
+        ),
+        "must_be": Param(
+            THRESHOLD, required=True,
+            description="Threshold the difference between data and reference must meet, such as '< 1%'",
+        ),
+        "warn": Param(
+            THRESHOLD,
+            description="Softer threshold: a difference that meets must_be but not warn is a warn, still passed",
+        ),
+        "baseline": Param(
+            MAPPING,
+            description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}",
+        ),
     }
 
     @classmethod

@@ -199,14 +199,38 @@ class ReferenceMatchCheck(_ReferenceCheck):
 
     capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
     params_spec = {
-        "keys": Param(STRING_LIST, required=True),
-        "reference_keys": Param(STRING_LIST),
-        "columns": Param(STRING_LIST, required=True),
-        "reference_columns": Param(STRING_LIST),
-        "reference": Param(MAPPING, required=True),
-        "absolute_difference": Param(MAPPING),
-        "relative_difference": Param(MAPPING),
-        "missing": Param(STRING),
+        "keys": Param(
+            STRING_LIST, required=True,
+            description="Columns that find each row's counterpart in the reference",
+        ),
+        "reference_keys": Param(
+            STRING_LIST,
+            description="Reference's key columns, one per key in order (default: the same names)",
+        ),
+        "columns": Param(
+            STRING_LIST, required=True,
+            description="Columns compared with the reference row of the same key",
+        ),
+        "reference_columns": Param(
+            STRING_LIST,
+            description="Reference columns compared, one per compared column in order (default: the same names)",
+        ),
+        "reference": Param(
+            MAPPING, required=True,
+            description="What the rows are held against: {path, format, options}, {table} or {query}",
+        ),
+        "absolute_difference": Param(
+            MAPPING,
+            description="Per compared column, the largest gap at which two numbers still agree (inclusive)",
+        ),
+        "relative_difference": Param(
+            MAPPING,
+            description="Per compared column, the largest gap in percent of the reference value (inclusive)",
+        ),
+        "missing": Param(
+            STRING,
+            description="What a key the reference lacks does: fail (default) breaks the rule, ignore passes",
+        ),
     }
 
     def __init__(self, params: Mapping[str, Any] | None = None, **names: Any) -> None:

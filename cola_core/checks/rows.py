@@ -34,7 +34,16 @@ class CountedRowCheck(BaseCheck):
 class ExpressionCheck(CountedRowCheck):
     """Every row meets a SQL boolean ``expression``; NULL breaks it unless ``null_is_valid``."""
 
-    params_spec = {"expression": Param(STRING, required=True), "null_is_valid": Param(BOOL)}
+    params_spec = {
+        "expression": Param(
+            STRING, required=True,
+            description="SQL boolean condition every row must meet; a row breaks the rule when it is not TRUE",
+        ),
+        "null_is_valid": Param(
+            BOOL,
+            description="When true, a row whose condition is NULL passes instead of breaking the rule",
+        ),
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
@@ -89,7 +98,16 @@ def _spark_type(name: str) -> str:
 class CastableCheck(CountedRowCheck):
     """Present values of ``column`` convert to the Spark type ``to``."""
 
-    params_spec = {"column": Param(STRING, required=True), "to": Param(STRING, required=True)}
+    params_spec = {
+        "column": Param(
+            STRING, required=True,
+            description="Column whose present values must convert to the type; NULLs pass",
+        ),
+        "to": Param(
+            STRING, required=True,
+            description="Spark type the values must convert to, such as int, double, decimal(p,s), date or timestamp",
+        ),
+    }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:

@@ -43,9 +43,18 @@ class SchemaCheck(BaseCheck):
     capabilities = frozenset({Capability.SELF_RUNNING})
     supports_where = False
     params_spec = {
-        "required_columns": Param(STRING_LIST),
-        "forbidden_columns": Param(STRING_LIST),
-        "column_types": Param(STRING_MAP),
+        "required_columns": Param(
+            STRING_LIST,
+            description="Columns that must exist (names matched case-insensitively)",
+        ),
+        "forbidden_columns": Param(
+            STRING_LIST,
+            description="Columns that must not exist (names matched case-insensitively)",
+        ),
+        "column_types": Param(
+            STRING_MAP,
+            description="Expected type per column, such as bigint; aliases accepted, decimal(p,s) matches any decimal",
+        ),
     }
 
     @classmethod

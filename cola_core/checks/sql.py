@@ -58,11 +58,23 @@ class SqlCheck(BaseCheck):
     capabilities = frozenset({Capability.SELF_RUNNING})
     supports_where = False
     params_spec = {
-        "query": Param(STRING),
-        "failed_rows": Param(STRING),
-        "error_message": Param(STRING),
-        "view_name": Param(STRING),
-        "output": Param(MAPPING),
+        "query": Param(
+            STRING,
+            description="Read-only SELECT or WITH query returning one boolean; the rule passes when it is true",
+        ),
+        "failed_rows": Param(
+            STRING,
+            description="Read-only SELECT or WITH query returning the offending rows; the rule fails if any come back",
+        ),
+        "error_message": Param(STRING, description="Message of a failure (default 'SQL validation failed')"),
+        "view_name": Param(
+            STRING,
+            description="Name the SQL uses for the DataFrame, a plain identifier (default _validation_df)",
+        ),
+        "output": Param(
+            MAPPING,
+            description="Output config the failed_rows are written to; trusted rules only (allow_external_access)",
+        ),
     }
 
     @classmethod

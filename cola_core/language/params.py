@@ -115,8 +115,14 @@ SCALAR_LIST = Kind(
 
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter of a check."""
+    """One declared parameter of a check.
+
+    Attributes:
+        description: one line, for the rule reference: what the parameter means, in the
+            user's words.
+    """
 
     kind: Kind
     required: bool = False
     default: Any = None
+    description: str = ""

@@ -1,4 +1,5 @@
-"""Parameter kinds (``language/params.py``): what each kind accepts, and the words used when it does not."""
+"""Parameter kinds (``language/params.py``): what each kind accepts, and the words used when it does not;
+and the one-line description every built-in parameter declares for the rule reference."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from cola_core.language.params import (
     WHOLE,
     Param,
 )
+from cola_core.ruleset import registry as registry_module
+from cola_core.ruleset.registry import default_checks
 
 
 @pytest.mark.parametrize(
@@ -51,3 +54,43 @@ def test_the_words_and_ranges_of_the_kinds():
         LONG_RANGE, LONG_RANGE, LONG_RANGE, None,
     )
     assert Param(STRING) == Param(STRING, required=False, default=None)
+
+
+def _description_problem(text):
+    """What is wrong with a parameter's description, or None when it is fit for the rule reference."""
+    if not text:
+        return "is empty"
+    if len(text.splitlines()) != 1 or text != text.strip():
+        return "is not one line without surrounding space"
+    if len(text) > 100:
+        return f"is {len(text)} characters long (at most 100)"
+    if not text[0].isupper():
+        return "does not start with a capital letter"
+    if text.endswith("."):
+        return "ends with a period"
+    return None
+
+
+def test_every_built_in_parameter_has_a_one_line_description(monkeypatch):
+    # The built-in types only: no decorator registration another test may have left behind.
+    monkeypatch.setattr(registry_module, "_registered", {})
+    checked, undeclared, problems = [], [], []
+    for rule_type, cls in default_checks().items():
+        if cls.params_spec is None:
+            undeclared.append(rule_type)
+            continue
+        for name, param in cls.params_spec.items():
+            checked.append((rule_type, name))
+            problem = _description_problem(param.description)
+            if problem is not None:
+                problems.append(f"{rule_type}.{name}: {param.description!r} {problem}")
+    assert problems == []
+    assert undeclared == []
+    # 27 rule types (metrics that share a class, such as min and max, each count), 129 parameters.
+    assert (len({rule_type for rule_type, _ in checked}), len(checked)) == (27, 129)
+
+
+def test_a_parameter_declared_without_a_description_has_an_empty_one():
+    # The default: custom checks written before descriptions existed keep working.
+    assert Param(STRING).description == ""
+    assert Param(STRING, required=True) == Param(STRING, required=True, description="")
