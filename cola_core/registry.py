@@ -1,19 +1,9 @@
-"""A kept import path: registering custom checks, defined in :mod:`cola_core.ruleset.registry`."""
+"""A kept import path: registering custom checks, defined in :mod:`cola_core.ruleset.registry`.
+
+Every name of that module's ``__all__``, so that the two cannot drift apart.
+"""
 
 from __future__ import annotations
 
-from cola_core.ruleset.registry import (
-    ENTRY_POINT_GROUP,
-    default_checks,
-    load_checks,
-    register_check,
-    validate_registration,
-)
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "default_checks",
-    "load_checks",
-    "register_check",
-    "validate_registration",
-]
+from cola_core.ruleset.registry import *  # noqa: F403
+from cola_core.ruleset.registry import __all__ as __all__
