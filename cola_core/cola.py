@@ -44,7 +44,7 @@ class Cola:
             functions (``reflect``, ``java_method``), read files through path relations
             (```json.`/path` ```), use ``${...}`` substitution and script transformation.
             Off by default; turn it on only for rules whose authors you trust with the
-            cluster. See the README's "Security model" and ``cola_core.guards.sqlguard``.
+            cluster. See the documentation's "Security model" (``docs/security.md``) and ``cola_core.guards.sqlguard``.
     """
 
     def __init__(
@@ -151,8 +151,8 @@ class Cola:
         The input is evaluated once, so every row is in exactly one output even when the
         input is not deterministic, and the block's plain aggregates and both counts are
         measured on that same write. Both outputs are published together, or neither is.
-        The outputs have the columns :meth:`split` gives. See the README's "Writing a split"
-        for what is atomic on each kind of destination.
+        The outputs have the columns :meth:`split` gives. The documentation's "Writing a split"
+        (``docs/quarantine.md``) says what is atomic on each kind of destination.
 
         Args:
             rules: a list of rule dicts, or checks this engine already parsed (:meth:`parse`).
@@ -165,9 +165,11 @@ class Cola:
             samples: as for :meth:`run`.
             annotate_valid: with ``annotate``, the valid output gets its column too (NULL),
                 which spares a copy of the valid rows: the fastest split.
-            history, dataset, data_date, run_info: as for :meth:`run`; the rows are appended
-                once both outputs are published, as a split's (its baselines are earlier
-                splits', never a check's).
+            history: as for :meth:`run`; the rows are appended once both outputs are
+                published, as a split's (its baselines are earlier splits', never a check's).
+            dataset: as for :meth:`run`.
+            data_date: as for :meth:`run`.
+            run_info: as for :meth:`run`.
 
         Raises:
             ColaOutputError: an output is malformed, exists in ``errorifexists`` mode, or

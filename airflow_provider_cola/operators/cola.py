@@ -92,14 +92,38 @@ class ColaCheckOperator(ColaTask, ColaLineageMixin, BaseOperator, BranchMixIn):
         results_uri: a folder both this worker and the Spark driver can reach, for the
             results file. Needed in cluster deploy mode; in client mode a temporary file is
             used. (templated)
-        conf, files, py_files, archives, jars, packages, exclude_packages, repositories,
-        driver_class_path, total_executor_cores, executor_cores, executor_memory,
-        driver_memory, num_executors, keytab, principal, proxy_user, name, env_vars,
-        verbose, spark_binary, properties_file, yarn_queue, deploy_mode,
-        status_poll_interval: passed to ``SparkSubmitHook`` as for ``SparkSubmitOperator``.
-            ``py_files`` is added to the ``cola_core`` zip. (conf, files, py_files,
-            archives, jars, packages, driver_class_path, env_vars, name, keytab, principal,
-            proxy_user and properties_file are templated.)
+        conf: Spark configuration, ``{"spark.executor.memory": "2g", ...}``; over Spark
+            Connect, applied to the session. (templated)
+        files: comma-separated files to place in each executor's working folder. (templated)
+        py_files: comma-separated ``.zip``, ``.egg`` or ``.py`` files for the Python path,
+            added to the ``cola_core`` zip the job ships. (templated)
+        archives: comma-separated archives to extract in each executor's working folder.
+            (templated)
+        jars: comma-separated jars for the driver and executor class paths. (templated)
+        packages: comma-separated Maven coordinates of jars to include. (templated)
+        exclude_packages: comma-separated Maven coordinates to exclude from ``packages``.
+        repositories: comma-separated extra repositories to search for ``packages``.
+        driver_class_path: extra class path entries for the driver. (templated)
+        total_executor_cores: the cores of all executors (standalone and Mesos only).
+        executor_cores: the cores per executor (standalone and YARN only).
+        executor_memory: the memory per executor, such as ``2g``.
+        driver_memory: the driver's memory, such as ``1g``.
+        num_executors: the number of executors to launch (YARN).
+        env_vars: environment variables for spark-submit (and, in cluster deploy mode on
+            YARN or Kubernetes, for the driver). (templated)
+        name: the Spark application's name; ``cola-<dag_id>-<task_id>`` by default.
+            (templated)
+        keytab: the keytab file for Kerberos. (templated)
+        principal: the Kerberos principal of ``keytab``. (templated)
+        proxy_user: the user to impersonate when submitting. (templated)
+        verbose: pass ``--verbose`` to spark-submit.
+        spark_binary: the spark-submit command to run, if not the connection's.
+        properties_file: a file of extra Spark properties (``spark-defaults.conf`` by
+            default). (templated)
+        yarn_queue: the YARN queue to submit to (overrides the connection's ``queue``).
+        deploy_mode: ``client`` or ``cluster`` (overrides the connection's ``deploy-mode``).
+        status_poll_interval: seconds between polls of the driver's status in cluster
+            deploy mode on a standalone cluster.
     """
 
     template_fields: Sequence[str] = (

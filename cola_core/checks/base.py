@@ -64,6 +64,9 @@ class BaseCheck(CheckMachinery):
             (built-ins do, through :meth:`count_rows` and :meth:`scoped`). A scoped rule of a
             check that does not runs alone, on the filtered rows, at the cost of one job.
         identity_excludes: parameters that judge a measurement rather than define it.
+        summaries: what each rule type checks, in one line, for the rule reference, when one
+            class serves several types (``min``, ``max``...); a class serving one type is
+            summed up by its docstring's first sentence.
     """
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
@@ -74,6 +77,7 @@ class BaseCheck(CheckMachinery):
     params_spec: ClassVar[Mapping[str, Param] | None] = None
     supports_where: ClassVar[bool] = True
     scopes_itself: ClassVar[bool] = False
+    summaries: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -137,6 +141,16 @@ class BaseCheck(CheckMachinery):
     def rule_error(self, reason: str) -> ColaRuleError:
         """A ``ColaRuleError`` that names this rule by position and type."""
         return ColaRuleError(reason, position=self.position, rule_type=self.rule_type, target=self.target)
+
+    @classmethod
+    def summary(cls, rule_type: str) -> str:
+        """What a rule of ``rule_type`` checks, in one line (empty for an undocumented check)."""
+        if rule_type in cls.summaries:
+            return cls.summaries[rule_type]
+        paragraph = (cls.__doc__ or "").strip().split("\n\n")[0]
+        text = " ".join(paragraph.split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
 
     # -- parsing -------------------------------------------------------------------------
 

@@ -301,7 +301,9 @@ class RegexCheck(_LabelledCheck):
 
 
 class RowCountCheck(BaseCheck):
-    """The table's size. Two forms, one per rule: bounds (``min`` default 0, optional ``max``,
+    """The table's number of rows is within bounds, or meets thresholds.
+
+    Two forms, one per rule: bounds (``min`` default 0, optional ``max``,
     both inclusive) or metric (``must_be`` and optional ``warn``)."""
 
     capabilities = frozenset({Capability.AGGREGATE})

@@ -8,6 +8,7 @@ The metric is the rule's type (``{"type": "missing_percent", ...}``). A rule has
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck, Capability
@@ -108,6 +109,11 @@ class _RowMetricCheck(_MetricCheck):
 class MissingMetricCheck(_RowMetricCheck):
     """``missing_count`` / ``missing_percent``: NULLs, plus any ``missing_values``."""
 
+    summaries = MappingProxyType({
+        "missing_count": "The number of missing values (NULL, or one of `missing_values`) meets thresholds.",
+        "missing_percent": "The percentage of missing values (NULL, or one of `missing_values`) meets thresholds.",
+    })
+
     params_spec = {
         "column": Param(
             STRING, required=True,
@@ -124,6 +130,11 @@ class MissingMetricCheck(_RowMetricCheck):
 
 class InvalidMetricCheck(_RowMetricCheck):
     """``invalid_count`` / ``invalid_percent``: present values that break the validity config."""
+
+    summaries = MappingProxyType({
+        "invalid_count": "The number of present values breaking a validity config meets thresholds.",
+        "invalid_percent": "The percentage of present values breaking a validity config meets thresholds.",
+    })
 
     params_spec = {
         "column": Param(
@@ -148,6 +159,12 @@ class InvalidMetricCheck(_RowMetricCheck):
 class DistinctMetricCheck(_MetricCheck):
     """``distinct_count``, ``duplicate_count``, ``duplicate_percent`` over ``column(s)`` or the
     whole row. NULL counts as one value, as in ``select(cols).distinct().count()``."""
+
+    summaries = MappingProxyType({
+        "distinct_count": "The number of distinct values of the columns (or whole rows) meets thresholds.",
+        "duplicate_count": "The number of rows repeating an earlier row's values meets thresholds.",
+        "duplicate_percent": "The percentage of rows repeating an earlier row's values meets thresholds.",
+    })
 
     params_spec = {
         "column": Param(
@@ -212,6 +229,15 @@ class ColumnStatCheck(_MetricCheck):
     An empty DataFrame, an all-NULL column, or a single value for ``stddev`` measures nothing,
     and the rule fails. A non-numeric column is a ``ColaRuleError`` (raised before any job).
     """
+
+    summaries = MappingProxyType({
+        "min": "The smallest value of a numeric column meets thresholds.",
+        "max": "The largest value of a numeric column meets thresholds.",
+        "avg": "The average of a numeric column meets thresholds.",
+        "mean": "The average of a numeric column meets thresholds (an alias of `avg`).",
+        "sum": "The sum of a numeric column meets thresholds.",
+        "stddev": "The sample standard deviation of a numeric column meets thresholds.",
+    })
 
     params_spec = {
         "column": Param(

@@ -20,7 +20,9 @@ __all__ = ["ValuesPresentCheck"]
 
 
 class ValuesPresentCheck(BaseCheck):
-    """Values are compared as text, the way Spark casts the column to string (a date column
+    """Every listed value occurs in ``column`` at least once.
+
+    Values are compared as text, the way Spark casts the column to string (a date column
     reads ``2024-01-31``). Only the listed values are collected, so the result is bounded."""
 
     capabilities = frozenset({Capability.AGGREGATE})

@@ -180,9 +180,10 @@ def _within_doubles(
 
 
 class ReferenceMatchCheck(_ReferenceCheck):
-    """Rows whose key (``keys``) is in the reference must agree with it in every compared
-    column (``columns``); ``reference_keys`` and ``reference_columns`` default to the same
-    names.
+    """Each row agrees with the reference's row of the same key in every compared column.
+
+    Rows whose key (``keys``) is in the reference must agree with it in every compared column
+    (``columns``); ``reference_keys`` and ``reference_columns`` default to the same names.
 
     NULL equals NULL. Two numbers also agree when they differ by no more than the column's
     ``absolute_difference``, or by no more than its ``relative_difference`` percent of the

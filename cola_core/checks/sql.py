@@ -53,7 +53,10 @@ _POSITION = re.compile(r";?\s*line \d+ pos \d+;?\s*$")
 
 
 class SqlCheck(BaseCheck):
-    """Runs its own Spark action: the query is arbitrary SQL, so it cannot share the scan."""
+    """A read-only SQL query over the data: its rows are the failures, or its one number is judged.
+
+    It runs its own Spark action: the query is arbitrary SQL, so it cannot share the scan.
+    """
 
     capabilities = frozenset({Capability.SELF_RUNNING})
     supports_where = False

@@ -152,7 +152,7 @@ def _common_arguments() -> argparse.ArgumentParser:
     common.add_argument(
         "--allow-external-access", action="store_true",
         help="let the rules' SQL call JVM functions (reflect, java_method) and read files through "
-        "path relations; only for trusted rules (see the README's Security model)",
+        "path relations; only for trusted rules (see the documentation's security model)",
     )
     source = common.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="PATH", help="a file or folder to read")

@@ -8,7 +8,7 @@ refuses, in pure Python, every call of a size-building function whose size is a 
 above :data:`MAX_BUILT_SIZE`, nested calls multiplied (``repeat(repeat('a', 100000), 100000)``
 builds ten billion characters from two small numbers). A size that depends on the data
 (``repeat(name, id)``) cannot be known here; the engine survives it when it runs (see the
-README's "Security model": an out-of-memory error while measuring a rule is that rule's
+documentation's "Security model": an out-of-memory error while measuring a rule is that rule's
 failure).
 """
 

@@ -10,7 +10,7 @@ every step has succeeded. A table output is published through the catalog by
 
 What this makes atomic depends on the file system: a directory rename is one atomic
 operation on HDFS, the local file system and ABFS with a hierarchical namespace, but S3 and
-other object stores copy every file to rename a folder (see the README's "What is atomic").
+other object stores copy every file to rename a folder (see "What is atomic" in docs/quarantine.md).
 The Hadoop API is reached through the JVM of a classic session. A Spark Connect client has no
 JVM: it publishes local paths itself (:class:`LocalFileSystem`), once a probe has shown that
 the server writes the same files (a local server, or a mount both share).
