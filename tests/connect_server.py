@@ -74,6 +74,8 @@ def connect_server(conf: dict[str, str] | None = None) -> Iterator[str]:
     }
     env.pop("SPARK_REMOTE", None)
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    if env.get("SPARK_SUBMIT_OPTS") == "-XX:TieredStopAtLevel=1":
+        del env["SPARK_SUBMIT_OPTS"]  # conftest's FAST_JVM is for short runs; the server serves a whole one
     log = tempfile.NamedTemporaryFile(prefix="cola-connect-", suffix=".log", delete=False)  # noqa: SIM115
     # Its own process group, so that stopping it also stops the JVM spark-submit started.
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
