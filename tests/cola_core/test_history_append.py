@@ -104,21 +104,21 @@ def _cola(*args, cwd):
 def test_several_command_line_runs_at_once_lose_nothing(spark, session_args, tmp_path):
     store = tmp_path / "history"
     rules = str(DATA / "rules_split.json")
-    quiet = session_args or ["--conf", "spark.ui.enabled=false"]  # three UIs would warn of their ports
+    quiet = session_args or ["--conf", "spark.ui.enabled=false"]  # two UIs would warn of their ports
     runs = [_cola("check", "--rules", rules, *ORDERS_ARGV, "--history", str(store), "--data-date", f"2026-03-0{day}",
                   *quiet, cwd=tmp_path)
-            for day in (1, 2, 3)]
+            for day in (1, 2)]  # two at once race as three do, at two thirds of the cost
     outcomes = [run.communicate(timeout=600) for run in runs]
-    assert [run.returncode for run in runs] == [1, 1, 1], outcomes
+    assert [run.returncode for run in runs] == [1, 1], outcomes
     # Each is a first run on a store that does not exist yet: an expected state, which costs no
     # Java stack trace (Spark logged one, at WARN, when asked to read the missing folder).
     jvm_notice = "WARNING: Using incubator modules: jdk.incubator.vector"
-    assert [[line for line in err.splitlines() if line != jvm_notice] for _, err in outcomes] == [[], [], []]
+    assert [[line for line in err.splitlines() if line != jvm_notice] for _, err in outcomes] == [[], []]
     frame = spark.read.parquet(str(store))
     rules_count = len(json.loads((DATA / "rules_split.json").read_text()))
-    assert frame.count() == 3 * rules_count
-    assert sorted(row["count"] for row in frame.groupBy("run_id").count().collect()) == [rules_count] * 3
-    assert sorted({row.data_date for row in frame.collect()}) == [dt.datetime(2026, 3, day) for day in (1, 2, 3)]
+    assert frame.count() == 2 * rules_count
+    assert sorted(row["count"] for row in frame.groupBy("run_id").count().collect()) == [rules_count] * 2
+    assert sorted({row.data_date for row in frame.collect()}) == [dt.datetime(2026, 3, day) for day in (1, 2)]
     # The dataset is the source's path when no --dataset is given.
     assert {row.dataset for row in frame.collect()} == {str(DATA / "orders.csv")}
     assert sorted(name for name in os.listdir(tmp_path) if not name.startswith(".")) == ["history"]
