@@ -10,7 +10,6 @@ not do.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import http.server
 import importlib.util
@@ -192,8 +191,6 @@ class Browser:
     """One headless chromium page, driven over the DevTools protocol."""
 
     def __init__(self, chromium: str, scratch: str) -> None:
-        from websockets.sync.client import connect
-
         self.process = subprocess.Popen(
             [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
              "--no-first-run", "--hide-scrollbars", "--window-size=1280,900", "--remote-debugging-port=0",
@@ -211,7 +208,8 @@ class Browser:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
             target = next(t for t in json.load(answer) if t["type"] == "page")
-        self.socket = connect(target["webSocketDebuggerUrl"], max_size=None, open_timeout=30)
+        self.url = target["webSocketDebuggerUrl"]
+        self.socket: Any = None  # the DevTools websocket, opened by the fixture
         self.next_id = 0
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
@@ -243,8 +241,6 @@ class Browser:
         self.wait_for("document.readyState === 'complete' && document.querySelector('.md-content') !== null")
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.socket.close()
         self.process.kill()
         self.process.wait()
 
@@ -255,9 +251,12 @@ def browser(tmp_path_factory) -> Iterator[Browser]:
         if os.environ.get("CI"):
             pytest.fail("CI is set and chromium is not installed (.ci/run installs it)")
         pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+    from websockets.sync.client import connect
+
     page = Browser(CHROMIUM, tempfile.mkdtemp(prefix="chromium-", dir=tmp_path_factory.mktemp("browser")))
     try:
-        yield page
+        with connect(page.url, max_size=None, open_timeout=30) as page.socket:
+            yield page
     finally:
         page.close()
 
