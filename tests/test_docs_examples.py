@@ -1,7 +1,10 @@
-"""Every example in README.md and docs/*.md runs, and the output it shows is the output it prints.
+"""Every example in README.md and docs/**/*.md runs, and the output it shows is the output it prints.
 
-The examples are the fenced code blocks of the markdown, found automatically; each one is a
-test whose id is ``<file>:<line of its opening fence>``. What a block is, is said by its fence
+The markdown read is ``README.md`` and every ``.md`` file below ``docs/``, in subfolders too
+(``docs/rules/row-rules.md``), except the generated pages under ``docs/reference/`` and
+anything under ``docs/data/``. The examples are the fenced code blocks of the markdown, found
+automatically; each one is a test whose id is ``<path from the repository root>:<line of its
+opening fence>`` (``docs/rules/row-rules.md:12``). What a block is, is said by its fence
 and by at most one marker, an HTML comment on the line just above the fence:
 
 ``python``
@@ -111,7 +114,7 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"{self.doc.relative_to(REPO)}:{self.line}"
+        return f"{self.doc.relative_to(REPO).as_posix()}:{self.line}"
 
     @property
     def is_airflow(self) -> bool:
@@ -121,8 +124,20 @@ class Block:
         )
 
 
+# Folders of docs/ whose markdown holds no examples of its own: the examples' data, and the
+# reference pages generated from the code.
+SKIPPED_DOCS = ("data", "reference")
+
+
 def markdown_files() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    """README.md, then every page below docs/ (subfolders too), by path; not docs/data or docs/reference."""
+    docs = REPO / "docs"
+    pages = [
+        page
+        for page in docs.rglob("*.md")
+        if page.relative_to(docs).parts[0] not in SKIPPED_DOCS
+    ]
+    return [REPO / "README.md", *sorted(pages, key=lambda page: page.relative_to(docs).as_posix())]
 
 
 def read_blocks(doc: Path) -> list[Block]:
@@ -144,7 +159,7 @@ def read_blocks(doc: Path) -> list[Block]:
             body.append(lines[end][len(indent):] if lines[end].startswith(indent) else lines[end].lstrip())
             end += 1
         if end == len(lines):
-            raise AssertionError(f"{doc.name}:{index + 1}: the code block is never closed")
+            raise AssertionError(f"{doc.relative_to(REPO).as_posix()}:{index + 1}: the code block is never closed")
         marker = _marker_above(lines, index)
         raw.append(
             {
@@ -216,7 +231,8 @@ def test_every_not_run_marker_gives_a_reason():
         for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
             if "not-run" in line:
                 marker = _MARKER.match(line)
-                assert marker and marker["value"], f"{doc.name}:{number}: write it <!-- not-run: REASON -->"
+                where = f"{doc.relative_to(REPO).as_posix()}:{number}"
+                assert marker and marker["value"], f"{where}: write it <!-- not-run: REASON -->"
 
 
 def test_shell_sessions_are_fenced_as_console():
@@ -453,7 +469,7 @@ class ShellDoc:
                     self.printed[session.line].append((printed, self.status))
             if session.line == block.line:
                 return self.printed[session.line]
-        raise AssertionError(f"{block.id} is not a session of {self.doc.name}")
+        raise AssertionError(f"{block.id} is not a session of {self.doc.relative_to(REPO).as_posix()}")
 
 
 @pytest.fixture(scope="module")

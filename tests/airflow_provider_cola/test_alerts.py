@@ -166,7 +166,7 @@ def test_the_headline_names_what_broke_first(airflow_host):
 def test_the_docs_show_the_default_message_of_the_example(airflow_host):
     from airflow_provider_cola.alerts import alert_summary
 
-    shown = [block for block in (REPO / "docs" / "alerts.md").read_text().split("```text\n")[1:]
+    shown = [block for block in (REPO / "docs" / "airflow" / "alerts.md").read_text().split("```text\n")[1:]
              if block.startswith("Cola FAIL: ")]
     assert len(shown) == 1
     cola = alert_summary(

@@ -36,7 +36,7 @@ PRODUCER_IDS = ids_of(PRODUCER_RULES)
 OUTLETS_IDS = PRODUCER_IDS[:3]
 FAILED_CODES = ["not_null(order_id)", "unique(order_id)", "NEGATIVE_AMOUNT"]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "assets.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "airflow" / "assets.md"
 # The extra of the producer's event on each sample day.
 PASSED_DAY = {
     "severity": "pass", "counts": {"pass": 5, "warn": 0, "fail": 0}, "failed_codes": [], "warned_codes": [],

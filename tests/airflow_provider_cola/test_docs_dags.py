@@ -1,4 +1,4 @@
-"""The DAG examples of README.md and docs/*.md are real DAG files: each one loads into a DagBag.
+"""The DAG examples of README.md and docs/**/*.md are real DAG files: each one loads into a DagBag.
 
 The blocks are found by ``tests/test_docs_examples.py`` (the same reader and conventions):
 a ``python`` block that imports Airflow or uses the provider's operators or ``@task`` is a
@@ -6,7 +6,9 @@ DAG example. Each is written to a dags folder of its own, next to a copy of
 ``dags_examples/rules`` (a DAG's relative rules path is read from its folder), and loaded
 with ``DagBag``: it must import without error, and a block that builds a DAG (``DAG(`` or
 ``@dag``) must give one, whose tasks are the ones it wires. Running DAGs is
-``test_example_dags.py``'s work.
+``test_example_dags.py``'s work. The DAG file is named after the block's page and line
+(``docs/airflow/operators.md:12`` is ``docs_airflow_operators_12.py``), since pages in
+different folders may share a name.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def test_the_docs_have_dag_examples():
     assert len(DAG_BLOCKS) >= 4, [b.id for b in DAG_BLOCKS]
 
 
+def _module_name(block) -> str:
+    """A module name for the block's DAG file, from its page's path and its line: unique per block."""
+    page = block.doc.relative_to(REPO).with_suffix("").as_posix()
+    return re.sub(r"\W", "_", f"{page}_{block.line}").lower()
+
+
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in DAG_BLOCKS])
 def test_dag_example_loads(block, tmp_path):
     from airflow.dag_processing.dagbag import DagBag
@@ -49,7 +57,7 @@ def test_dag_example_loads(block, tmp_path):
     if block.not_run:
         pytest.skip(f"not run: {block.not_run}")
     shutil.copytree(REPO / "dags_examples" / "rules", tmp_path / "rules")
-    dag_file = tmp_path / f"docs_{block.doc.stem.replace('-', '_')}_{block.line}.py"
+    dag_file = tmp_path / f"{_module_name(block)}.py"
     dag_file.write_text(block.text, encoding="utf-8")
     bag = DagBag(dag_folder=str(dag_file))
     assert not bag.import_errors, f"{block.id}: {bag.import_errors}"
@@ -64,7 +72,7 @@ CONNECTION_BLOCKS = [b for b in docs.all_blocks() if b.kind == "bash" and "AIRFL
 
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in CONNECTION_BLOCKS])
 def test_documented_connection_is_what_airflow_reads(block, tmp_path):
-    """The README's connections, exported as shown, are what Airflow reads: a local-mode Spark
+    """The documented connections, exported as shown, are what Airflow reads: a local-mode Spark
     connection, or a Spark Connect one whose URL the Spark provider's hook builds."""
     from airflow.models.connection import Connection
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
