@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from cola_core.common.columns import is_true, matches, try_cast
+from cola_core.common.columns import is_in, is_true, matches, try_cast
 from cola_core.common.formatting import format_value
 from cola_core.common.values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
 from cola_core.errors import ColaRuleError
@@ -337,17 +337,20 @@ def _is_in(column: Column, values: Sequence[Any], data_type: DataType | None) ->
     from pyspark.sql import functions as F
 
     if data_type is None:
-        return column.isin(list(values))
+        return is_in(column, list(values))
     kept = comparable_values(values, data_type)
     if not kept:
         return F.lit(False)
     family = type_family(data_type)
     if family in ("date", "timestamp"):
-        # '2022-02-30' has the shape of a date and is none: try-cast makes it a NULL that
-        # equals nothing, where a plain cast would fail the job.
+        # '2022-02-30' has the shape of a date and is none: try-cast makes it a NULL, where a
+        # plain cast would fail the job. It equals nothing, so a value it does not match is
+        # not in the list (false), never unknown (NULL), which would break invalid_values.
         target = data_type.simpleString()
-        return column.isin([try_cast(F.lit(text), target) for text in kept])
-    return column.isin([number_literal(value) if is_number(value) else value for value in kept])
+        return F.coalesce(column.isin([try_cast(F.lit(text), target) for text in kept]), F.lit(False))
+    if any(isinstance(value, int) and not isinstance(value, bool) and value not in _LONG for value in kept):
+        return column.isin([number_literal(value) if is_number(value) else value for value in kept])
+    return is_in(column, kept)
 
 
 # -- conditions --------------------------------------------------------------------------

@@ -185,3 +185,42 @@ def exact_sum_input(column: Column, data_type: DataType | None) -> Column:
     from pyspark.sql.types import IntegralType
 
     return column.cast("decimal(38,0)") if isinstance(data_type, IntegralType) else column
+
+
+# A list this long is sent to the JVM as one JSON text: PySpark's isin makes one Py4J call per
+# value (a literal Column each), which cost minutes for 100,000 values.
+ONE_TEXT_FROM = 64
+_JVM_PLAIN = (str, bool, int, float)
+
+
+def is_in(column: Column, values: list[Any]) -> Column:
+    """``column IN (values)``: the values are plain literals (text, booleans, finite floats,
+    whole numbers within bigint), as ``F.lit`` of each would make them.
+
+    A long list in a classic session is built on the JVM: the values travel as one JSON text,
+    which Spark's own Jackson reads into the Java values ``F.lit`` would have sent (Integer or
+    Long by size, Double, String, Boolean), so the literals and their types are the same. The
+    optimizer turns the one ``In`` into a hash-set lookup (``InSet``) either way. Over Spark
+    Connect the literals are built client-side, where they cost no round trip.
+    """
+    import json
+    import math
+
+    jc = getattr(column, "_jc", None)
+    plain = all(
+        isinstance(v, _JVM_PLAIN)
+        and (not isinstance(v, int) or -(2**63) <= v < 2**63)
+        and (not isinstance(v, float) or math.isfinite(v))
+        for v in values
+    )
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    if jc is None or jvm is None or len(values) < ONE_TEXT_FROM or not plain:
+        return column.isin(values)
+    from pyspark.sql.classic.column import Column as ClassicColumn
+
+    java_values = jvm.com.fasterxml.jackson.databind.ObjectMapper().readValue(
+        json.dumps(values), jvm.java.lang.Class.forName("java.util.ArrayList")
+    )
+    return ClassicColumn(jc.isin(jvm.org.apache.spark.api.python.PythonUtils.toSeq(java_values)))

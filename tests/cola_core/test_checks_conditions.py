@@ -193,3 +193,65 @@ def test_named_formats_read_typed_columns_through_their_text(spark):
     )
     for column, fmt in (("n", "integer"), ("ok", "boolean"), ("d", "date"), ("ts", "timestamp")):
         assert invalid_values_of(df, column, {"valid_format": fmt}) == []
+
+
+# -- long value lists: one JVM call for the list, the same verdicts -----------------------
+
+
+LONG_LIST = 200  # over common.columns.ONE_TEXT_FROM: the list travels as one JSON text
+
+
+@pytest.fixture
+def typed(spark):
+    schema = "s string, i int, l bigint, d double, b boolean, dec decimal(10,2), day date"
+    from decimal import Decimal
+
+    rows = [
+        ("v1", 1, 2**62, 0.5, True, Decimal("1.25"), dt.date(2024, 1, 1)),
+        ("v2", 2, -(2**62), -1.5, True, Decimal("2.50"), dt.date(2024, 1, 2)),
+        ("é\\'\"😀", 300, 7, 1e300, False, Decimal("3.75"), dt.date(2024, 1, 3)),
+        (None, None, None, None, None, None, None),
+    ]
+    return spark.createDataFrame(rows, schema)
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "invalid"),
+    [
+        ("s", [f"v{n}" for n in range(LONG_LIST)] + ["é\\'\"😀"], []),
+        ("s", [f"v{n}" for n in range(2, LONG_LIST)], ["v1", "é\\'\"😀"]),
+        # Text that is no number, and numbers of another kind, can never equal an int.
+        ("i", ["N/A", 2.5, *range(2, LONG_LIST)], [1, 300]),
+        ("l", [2**62, 7, *range(-LONG_LIST, 0)], [-(2**62)]),
+        ("d", [0.5, "1e300", *[n / 4 for n in range(LONG_LIST)]], [-1.5]),
+        ("b", [True] * LONG_LIST, [False]),
+        ("dec", ["1.25", 2.5, *range(100, 100 + LONG_LIST)], [3.75]),
+        ("day", ["2024-01-01", "2022-02-30", *[f"2023-01-{n % 28 + 1:02d}" for n in range(LONG_LIST)]],
+         [dt.date(2024, 1, 2), dt.date(2024, 1, 3)]),
+    ],
+)
+def test_a_long_value_list_gives_the_verdicts_a_short_one_gives(typed, column, values, invalid):
+    from decimal import Decimal
+
+    found = invalid_values_of(typed, column, {"valid_values": values})
+    expected = [Decimal(str(v)).quantize(Decimal("0.01")) if column == "dec" else v for v in invalid]
+    assert found == sorted(expected, key=repr)
+    # The same list as invalid_values: exactly the other present values.
+    present = [row[column] for row in typed.select(column).collect() if row[column] is not None]
+    assert invalid_values_of(typed, column, {"invalid_values": values}) == sorted(
+        (v for v in present if v not in expected), key=repr
+    )
+
+
+def test_a_long_value_list_costs_a_few_py4j_calls_not_one_per_value(typed):
+    from benchmarks.py4j_calls import count_py4j_calls
+    from cola_helpers import CONNECT
+
+    if CONNECT:
+        pytest.skip("classic mode only: Spark Connect builds its literals without Py4J")
+    rules = [{"type": "invalid_count", "column": "s", "valid_values": [f"v{n}" for n in range(10_000)], "must_be": "= 0"}]
+    Cola().run(typed, rules)  # warm: pyspark's lookups cached
+    with count_py4j_calls() as calls:
+        [result] = Cola().run(typed, rules)
+    assert result.message == "invalid_count(s) = 1 violates must_be (= 0)"
+    assert calls.total < 150, calls.by_kind
