@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import os
 import re
@@ -40,14 +41,8 @@ def markdown_of(docstring_text: str) -> str:
 
 
 def _docstring(cls: type) -> str:
-    """A class docstring's text, dedented, with its first line's indentation like the rest's."""
-    text = (cls.__doc__ or "").strip("\n")
-    lines = text.splitlines()
-    if not lines:
-        return ""
-    rest = [line for line in lines[1:] if line.strip()]
-    indent = min((len(line) - len(line.lstrip()) for line in rest), default=0)
-    return "\n".join([lines[0].strip(), *(line[indent:] for line in lines[1:])]).strip()
+    """A class's own docstring, dedented (empty when it has none)."""
+    return inspect.cleandoc(cls.__doc__ or "")
 
 
 def rule_kind(cls: type[BaseCheck]) -> str:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings
 
 from cola_helpers import CONNECT, SPLIT_ORDERS, SPLIT_SCHEMA, JobCounter, history_day
-from connect_server import connect_server
+from connect_server import FAST_JVM, connect_server
 
 # No hypothesis deadline: these tests assert what a rule block does, never how fast (speed is
 # measured by benchmarks/). With a deadline, a busy machine fails a correct example as "flaky".
@@ -20,10 +20,8 @@ settings.register_profile("cola", deadline=None)
 settings.load_profile("cola")
 
 # Command-line runs, spark-submits and the docs' shell sessions each start a JVM for a few
-# seconds of work; compiling with C1 alone starts them about 20% sooner (the Airflow DAG runs
-# do the same, cola_testenv.FAST_JVM). The JVMs that serve a whole run (the session below, the
-# Connect server) leave it out: over minutes, C2's faster code pays for its compiling.
-FAST_JVM = "-XX:TieredStopAtLevel=1"
+# seconds of work (connect_server.FAST_JVM). The session below serves the whole run and
+# leaves it out: over minutes, C2's faster code pays for its compiling.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", FAST_JVM)
 
 

@@ -190,7 +190,6 @@ def exact_sum_input(column: Column, data_type: DataType | None) -> Column:
 # A list this long is sent to the JVM as one JSON text: PySpark's isin makes one Py4J call per
 # value (a literal Column each), which cost minutes for 100,000 values.
 ONE_TEXT_FROM = 64
-_JVM_PLAIN = (str, bool, int, float)
 
 
 def is_in(column: Column, values: list[Any]) -> Column:
@@ -204,19 +203,11 @@ def is_in(column: Column, values: list[Any]) -> Column:
     Connect the literals are built client-side, where they cost no round trip.
     """
     import json
-    import math
 
-    jc = getattr(column, "_jc", None)
-    plain = all(
-        isinstance(v, _JVM_PLAIN)
-        and (not isinstance(v, int) or -(2**63) <= v < 2**63)
-        and (not isinstance(v, float) or math.isfinite(v))
-        for v in values
-    )
     from pyspark import SparkContext
 
-    jvm = SparkContext._jvm
-    if jc is None or jvm is None or len(values) < ONE_TEXT_FROM or not plain:
+    jc, jvm = getattr(column, "_jc", None), SparkContext._jvm
+    if jc is None or jvm is None or len(values) < ONE_TEXT_FROM or not all(map(_jvm_plain, values)):
         return column.isin(values)
     from pyspark.sql.classic.column import Column as ClassicColumn
 
@@ -224,3 +215,14 @@ def is_in(column: Column, values: list[Any]) -> Column:
         json.dumps(values), jvm.java.lang.Class.forName("java.util.ArrayList")
     )
     return ClassicColumn(jc.isin(jvm.org.apache.spark.api.python.PythonUtils.toSeq(java_values)))
+
+
+def _jvm_plain(value: Any) -> bool:
+    """Whether JSON carries ``value`` to the Java value ``F.lit`` would send."""
+    import math
+
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    return isinstance(value, str)
