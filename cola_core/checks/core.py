@@ -17,6 +17,7 @@ from cola_core.checks.conditions import (
 )
 from cola_core.common.columns import column_of, matches, not_true
 from cola_core.common.formatting import format_value, plural, render_code
+from cola_core.common.sqltext import identifier, number_text, string_text
 from cola_core.common.values import as_datetime, is_datetime_text, is_number
 from cola_core.errors import ColaRuleError
 from cola_core.guards.regex import compile_pattern, end_anchored
@@ -232,6 +233,9 @@ class RangeCheck(_LabelledCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
+        text = self._violation_text(df)
+        if text is not None:
+            return F.expr(text)
         value, cast_to = self._comparable(df)
 
         def bound(raw: Any) -> Column:
@@ -249,6 +253,40 @@ class RangeCheck(_LabelledCheck):
         # NULL passes (pair the rule with not_null); a present value that could not be read
         # as the bounds' kind compares as NULL, and is out of range.
         return F.isnotnull(column_of(df, self.params["column"])) & not_true(within)
+
+    def _violation_text(self, df: DataFrame) -> str | None:
+        """:meth:`violation` as SQL text (``common.sqltext``), for a number or date column
+        with bounds of its kind; None for the shapes the Column path alone handles (text
+        holding numbers or dates, nested fields, mismatched bounds, which it refuses)."""
+        name = self.params["column"]
+        column = identifier(df, name)
+        if column is None:
+            return None
+        data_type = column_type(df, name)
+        family = type_family(data_type)
+        raw = {key: self.params.get(key) for key in ("min", "max") if self.params.get(key) is not None}
+        if all(is_number(bound) for bound in raw.values()):
+            if family not in ("numeric", "float"):
+                return None
+            value, bounds = column, {key: number_text(bound) for key, bound in raw.items()}
+        else:
+            date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in raw.values())
+            if family == "date":
+                value, cast_to = (column, "DATE") if date_only else (f"CAST({column} AS TIMESTAMP)", "TIMESTAMP")
+            elif family == "timestamp":
+                value, cast_to = column, data_type.simpleString()
+            else:
+                return None
+            bounds = {key: f"CAST({string_text(format_value(b))} AS {cast_to})" for key, b in raw.items()}
+        if None in bounds.values():
+            return None
+        within = " AND ".join(
+            f"{value} {'>=' if key == 'min' else '<='} {bound}" for key, bound in bounds.items()
+        )
+        # NULL passes; NaN lies in no interval (Spark orders it above every number, so
+        # ``NaN >= min`` alone would hold). Never NULL, as the Column path's condition.
+        outside = f"(isnan({column}) OR NOT ({within}))" if family == "float" else f"NOT ({within})"
+        return f"{column} IS NOT NULL AND {outside}"
 
     def describe_pass(self) -> str:
         return f"all values in range ({self._bounds_text()})"
@@ -284,12 +322,20 @@ class RegexCheck(_LabelledCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
-        column = column_of(df, self.params["column"])
-        text = text_of(column, column_type(df, self.params["column"]))
+        name, pattern = self.params["column"], end_anchored(self.params["pattern"])
+        data_type = column_type(df, name)
+        sql_column = identifier(df, name)
+        if sql_column is not None and type_family(data_type) == "string":
+            # The Column path's condition as SQL text (common.sqltext): one Column, not eight.
+            found = f"{sql_column} RLIKE {string_text(pattern)}"
+            if self.params.get("null_is_valid", False):
+                return F.expr(f"NOT ({found})")
+            return F.expr(f"NOT ifnull({found}, false)")
+        text = text_of(column_of(df, name), data_type)
         if self.params.get("null_is_valid", False):
             # NULL only for a NULL value, which then passes.
-            return F.call_function("not", matches(text, end_anchored(self.params["pattern"])))
-        return not_true(matches(text, end_anchored(self.params["pattern"])))
+            return F.call_function("not", matches(text, pattern))
+        return not_true(matches(text, pattern))
 
     def describe_pass(self) -> str:
         return "all present values match" if self.params.get("null_is_valid") else "all values match"

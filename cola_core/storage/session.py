@@ -37,6 +37,7 @@ __all__ = [
     "connect_mode",
     "jvm_line_level",
     "jvm_noise",
+    "lean_conf",
     "log4j_config_path",
     "master_configured",
     "quiet_spark_conf",
@@ -52,6 +53,10 @@ JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 DEFAULT_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 PROGRESS_BAR = "spark.ui.showConsoleProgress"
 KILL_ON_FATAL_ERROR = "spark.executor.killOnFatalError.depth"
+# While on (PySpark's default), every Column method records its Python call site in the JVM
+# first: several Py4J round trips per operator, a third of the driver time of a wide block's
+# plan. The call sites it records are the engine's own lines, of no use in a user's error.
+CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"
 # log4j2 reads either name (the second is log4j 1's, which log4j2 still honours).
 _LOG4J_PROPERTIES = ("log4j2.configurationFile", "log4j.configurationFile")
 _LOG4J_OPTION = re.compile(r"-Dlog4j2?\.configurationFile=")
@@ -198,6 +203,15 @@ def survivable_conf(
     return settings
 
 
+def lean_conf(conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``conf`` with PySpark's recording of call sites off (``CALL_SITES=false``), unless
+    ``conf`` or ``defaults`` set it. A static setting: it must be given when the session starts."""
+    settings = dict(conf or {})
+    if CALL_SITES not in settings and CALL_SITES not in (defaults or {}):
+        settings[CALL_SITES] = "false"
+    return settings
+
+
 def spark_session(
     master: str | None = None,
     conf: Iterable[tuple[str, str]] = (),
@@ -207,7 +221,8 @@ def spark_session(
     """The session to run in, and whether this call started it (and so must stop it).
 
     A session this call starts in classic mode gets :func:`quiet_spark_conf`'s settings
-    (checked against spark-defaults.conf, or the ``--properties-file`` in PYSPARK_SUBMIT_ARGS).
+    (checked against spark-defaults.conf, or the ``--properties-file`` in PYSPARK_SUBMIT_ARGS)
+    and :func:`lean_conf`'s.
 
     Args:
         master: a master URL (``local[2]``, ``spark://...``, ``yarn``) or a Spark Connect
@@ -253,7 +268,7 @@ def spark_session(
     if not launched_by_spark_submit and not remote:
         # spark-submit's own settings were fixed when it started the JVM; a Connect server's are its own.
         defaults = spark_defaults(_submit_args_properties_file())
-        settings = survivable_conf(master, quiet_spark_conf(settings, defaults), defaults)
+        settings = lean_conf(survivable_conf(master, quiet_spark_conf(settings, defaults), defaults), defaults)
     if not launched_by_spark_submit and "spark.app.name" not in settings:
         builder = builder.appName(app_name)
     for key, value in settings.items():

@@ -260,6 +260,7 @@ def test_on_kill_stops_the_spark_application(airflow_home, monkeypatch, tmp_path
     assert operator._hook._conf == {
         "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": java_options,
         "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0",
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
     }
     assert any("INFO SparkContext: Running Spark version" in line for line in list(operator._hook._cola_log))
     operator.on_kill()

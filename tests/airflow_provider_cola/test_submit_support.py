@@ -66,16 +66,18 @@ def test_the_hook_hands_the_launcher_environment_to_spark_submit_with_the_users_
 # -- quiet Spark in the task log ----------------------------------------------------------------
 
 CONFIG = f"-Dlog4j2.configurationFile={log4j_config_path().as_uri()}"
+LEAN = {"spark.python.sql.dataFrameDebugging.enabled": "false"}
 
 
 def test_in_client_mode_the_hook_adds_the_quiet_settings_after_the_users(monkeypatch, tmp_path):
     for name in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "LOG4J_CONFIGURATION_FILE"):
         monkeypatch.delenv(name, raising=False)
     hook = ColaSubmitHook(conn_id="spark_local", conf={"spark.ui.enabled": "false"})
-    # On a local master, a task that exhausts the JVM's memory fails without killing it.
+    # On a local master, a task that exhausts the JVM's memory fails without killing it; and
+    # PySpark records no call sites (a third of a wide block's driver time, docs/performance.md).
     assert hook._conf == {
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.driver.extraJavaOptions": CONFIG,
-        "spark.executor.killOnFatalError.depth": "0",
+        "spark.executor.killOnFatalError.depth": "0", **LEAN,
     }
     command = hook._build_spark_submit_command("job.py")
     assert command[:9] == [
@@ -88,30 +90,35 @@ def test_in_client_mode_the_hook_adds_the_quiet_settings_after_the_users(monkeyp
         conf={"spark.driver.extraJavaOptions": "-Xss4m", "spark.ui.showConsoleProgress": "true"},
     )
     assert hook._conf == {
-        "spark.driver.extraJavaOptions": f"-Xss4m {CONFIG}", "spark.ui.showConsoleProgress": "true", "spark.executor.killOnFatalError.depth": "0",
+        "spark.driver.extraJavaOptions": f"-Xss4m {CONFIG}", "spark.ui.showConsoleProgress": "true", "spark.executor.killOnFatalError.depth": "0", **LEAN,
     }
     # A properties file's Java options would be replaced by a --conf: they are carried over.
     properties = tmp_path / "job.conf"
     properties.write_text("spark.driver.extraJavaOptions -Dfrom.file=1\nspark.ui.showConsoleProgress true\n")
     hook = ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))
-    assert hook._conf == {"spark.driver.extraJavaOptions": f"-Dfrom.file=1 {CONFIG}", "spark.executor.killOnFatalError.depth": "0"}
+    assert hook._conf == {"spark.driver.extraJavaOptions": f"-Dfrom.file=1 {CONFIG}", "spark.executor.killOnFatalError.depth": "0", **LEAN}
     # ...and a log4j configuration it names wins, as one in the conf or in the task's env_vars does.
     properties.write_text("spark.driver.extraJavaOptions -Dlog4j.configurationFile=/etc/mine.properties\n")
     assert ColaSubmitHook(conn_id="spark_local", properties_file=str(properties))._conf == {
-        "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0",
+        "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0", **LEAN,
     }
     mine = {"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/etc/mine.xml"}
     assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf == {
-        **mine, "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0",
+        **mine, "spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0", **LEAN,
     }
     hook = ColaSubmitHook(conn_id="spark_local", env_vars={"LOG4J_CONFIGURATION_FILE": "/etc/mine.xml"})
-    assert hook._conf == {"spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0"}
+    assert hook._conf == {"spark.ui.showConsoleProgress": "false", "spark.executor.killOnFatalError.depth": "0", **LEAN}
 
 
 def test_in_cluster_mode_the_conf_is_left_as_it_is():
     # The driver runs on the cluster, where this machine's log4j2.properties is not.
     hook = ColaSubmitHook(conn_id="spark_local", deploy_mode="cluster", conf={"spark.ui.enabled": "false"})
     assert hook._conf == {"spark.ui.enabled": "false"}
+
+
+def test_the_users_call_site_setting_wins():
+    mine = {"spark.python.sql.dataFrameDebugging.enabled": "true"}
+    assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf["spark.python.sql.dataFrameDebugging.enabled"] == "true"
 
 
 def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail():

@@ -19,6 +19,7 @@ from cola_core.errors import ColaError
 from cola_core.storage.session import (
     connect_mode,
     jvm_line_level,
+    lean_conf,
     log4j_config_path,
     master_configured,
     quiet_spark_conf,
@@ -216,6 +217,7 @@ jvm.org.slf4j.LoggerFactory.getLogger("cola.probe").info("an info line from the 
 seen = {
     "root": str(jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel()),
     "progress": spark.conf.get("spark.ui.showConsoleProgress"),
+    "call_sites": spark.conf.get("spark.python.sql.dataFrameDebugging.enabled"),
     "options": spark.conf.get("spark.driver.extraJavaOptions"),
     "started": started,
 }
@@ -241,6 +243,8 @@ def test_a_session_started_here_logs_at_warn_without_a_progress_bar_its_stderr_t
     seen, stderr = probe(tmp_path, {}, "jvm_log")
 
     assert (seen["root"], seen["progress"], seen["options"], seen["started"]) == ("WARN", "false", OURS, True)
+    # PySpark records no call sites: a third of a wide block's driver time (lean_conf).
+    assert seen["call_sites"] == "false"
     # Nothing reached this process's stderr: every line went to jvm_log, with its level.
     assert stderr == ""
     assert [(level, TIMESTAMPED.sub("", line)) for level, line in seen["lines"]] == [
@@ -264,9 +268,13 @@ def test_without_jvm_log_the_jvm_writes_to_stderr_and_the_users_log4j_config_win
         "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
         "appender.console.layout.type = PatternLayout\nappender.console.layout.pattern = %p %c{1}: %m%n\n"
     )
-    conf = {"spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={info}", "spark.ui.showConsoleProgress": "true"}
+    conf = {
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={info}", "spark.ui.showConsoleProgress": "true",
+        "spark.python.sql.dataFrameDebugging.enabled": "true",
+    }
     seen, stderr = probe(tmp_path, conf, "inherit")
     assert (seen["root"], seen["progress"], seen["options"]) == ("INFO", "true", f"-Dlog4j.configurationFile={info}")
+    assert seen["call_sites"] == "true"
     # Their layout (no timestamp) is the one in use. (Spark itself then shows a session that
     # pyspark starts at WARN, as it does a shell: it says so in "Setting default log level".)
     assert "WARN probe: a warning from the JVM" in stderr.splitlines()
@@ -281,6 +289,15 @@ def test_a_connect_session_is_refused_beside_a_running_classic_one(spark):
         "client; run the Cola task in a process of its own (or stop that session first)"
     )
     assert spark_session("local[1]") == (spark, False)
+
+
+def test_pyspark_records_no_call_sites_unless_the_user_asks():
+    off = {"spark.python.sql.dataFrameDebugging.enabled": "false"}
+    assert lean_conf({"a": "1"}) == {"a": "1", **off}
+    assert lean_conf({"spark.python.sql.dataFrameDebugging.enabled": "true"}) == {
+        "spark.python.sql.dataFrameDebugging.enabled": "true"
+    }
+    assert lean_conf({}, {"spark.python.sql.dataFrameDebugging.enabled": "true"}) == {}
 
 
 def test_a_local_session_lets_a_task_that_runs_out_of_memory_fail_without_killing_the_jvm():
