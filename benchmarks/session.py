@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 __all__ = ["benchmark_session", "input_records"]
 
 
-def benchmark_session(*, cores: int = 2, adaptive: bool = False, shuffle_partitions: int = 4) -> SparkSession:
+def benchmark_session(
+    *, cores: int = 2, adaptive: bool = False, shuffle_partitions: int = 4, lean: bool = False
+) -> SparkSession:
     """A ``local[cores]`` session.
 
     Args:
@@ -24,6 +26,8 @@ def benchmark_session(*, cores: int = 2, adaptive: bool = False, shuffle_partiti
             meaning "scans".
         shuffle_partitions: ``spark.sql.shuffle.partitions``; with AQE off Spark's default of
             200 would time 200 near-empty tasks per distinct aggregation instead of the plan.
+        lean: no Python call sites recorded, as in the sessions Cola's command line and
+            operators start (``cola_core.storage.session.lean_conf``).
     """
     from pyspark.sql import SparkSession
 
@@ -40,6 +44,7 @@ def benchmark_session(*, cores: int = 2, adaptive: bool = False, shuffle_partiti
         .config("spark.driver.memory", "2g")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.python.sql.dataFrameDebugging.enabled", str(not lean).lower())
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

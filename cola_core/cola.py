@@ -45,6 +45,11 @@ class Cola:
             (```json.`/path` ```), use ``${...}`` substitution and script transformation.
             Off by default; turn it on only for rules whose authors you trust with the
             cluster. See the documentation's "Security model" (``docs/security.md``) and ``cola_core.guards.sqlguard``.
+        aggregates_per_job: the most aggregates one Spark job computes. By default a block of
+            up to 200 aggregates is one job, and a wider one runs in jobs of about 50, each
+            reading the rows: faster than one aggregation of a thousand expressions. Raise it
+            when reading the source again costs more than that (see the documentation's
+            "Performance", "Wide blocks").
     """
 
     def __init__(
@@ -53,11 +58,17 @@ class Cola:
         *,
         distinct_strategy: str = "separate",
         allow_external_access: bool = False,
+        aggregates_per_job: int | None = None,
     ) -> None:
         if distinct_strategy not in DISTINCT_STRATEGIES:
             raise ColaError(f"distinct_strategy must be 'separate' or 'inline', got {distinct_strategy!r}")
         self._registry: dict[str, type[BaseCheck]] = {}
         self.distinct_strategy = distinct_strategy
+        if aggregates_per_job is not None and (
+            isinstance(aggregates_per_job, bool) or not isinstance(aggregates_per_job, int) or aggregates_per_job < 1
+        ):
+            raise ColaError(f"aggregates_per_job must be a whole number of at least 1, got {aggregates_per_job!r}")
+        self.aggregates_per_job = aggregates_per_job
         if not isinstance(allow_external_access, bool):
             raise ColaError(f"allow_external_access must be true or false, got {allow_external_access!r}")
         self.allow_external_access = allow_external_access
@@ -127,7 +138,7 @@ class Cola:
         with self.sql_scope():
             return run_checks(
                 df, self._checks(rules), samples=samples, distinct_strategy=self.distinct_strategy,
-                history=store, run_info=info,
+                history=store, run_info=info, aggregates_per_job=self.aggregates_per_job,
             )
 
     def split_write(

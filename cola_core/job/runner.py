@@ -203,6 +203,7 @@ def run_checks(
     distinct_strategy: str = "separate",
     history: OutputSpec | None = None,
     run_info: RunInfo | None = None,
+    aggregates_per_job: int | None = None,
 ) -> list[CheckResult]:
     """Measure ``checks`` on ``df`` (one result per rule, in order), then write what the run
     asks for: each failing ``sql`` rule's failed rows to its output, and with ``history`` the
@@ -215,7 +216,7 @@ def run_checks(
             or a failed-rows output cannot be written.
     """
     checks = _with_history(df, checks, history, run_info, samples)
-    results = _finish(df, checks, run_block(df, checks, distinct_strategy), samples)
+    results = _finish(df, checks, run_block(df, checks, distinct_strategy, aggregates_per_job), samples)
     if history is not None and run_info is not None:
         append_history(df.sparkSession, history, results, dataclasses.replace(run_info, run_kind="check"))
     return results

@@ -18,6 +18,13 @@ copies every input row once per set. On the benchmark's 2M-row block (``benchmar
 ``docs/performance.md``) inline took about 1.4x the time and CPU of separate,
 which is why separate is the default.
 
+A block of more than ``ONE_JOB_UP_TO`` aggregates is measured in jobs of at most
+``AGGREGATES_PER_JOB`` each, sized alike. One aggregation of a thousand expressions is the
+slowest plan Spark has for it: on ``benchmarks/wide.py``'s 800 rules over 300 columns (1,001
+aggregates), chunks of 50 took under half the time of one ``agg``, and less than chunks of
+100 or 200 (``docs/performance.md``, "Wide blocks"); reading the rows again costs far less.
+Narrower blocks keep their one job. ``Cola(aggregates_per_job=N)`` sets the size for every block.
+
 ``schema`` reads the schema and starts no job. ``sql`` rules and other self-running checks
 keep their own action.
 
@@ -42,7 +49,9 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 __all__ = [
+    "AGGREGATES_PER_JOB",
     "DISTINCT_STRATEGIES",
+    "ONE_JOB_UP_TO",
     "BlockPlan",
     "DistinctSet",
     "count_distinct_rows",
@@ -55,6 +64,10 @@ __all__ = [
 ]
 
 DISTINCT_STRATEGIES = ("separate", "inline")
+# A block of up to ONE_JOB_UP_TO aggregates is one job; a wider one, jobs of AGGREGATES_PER_JOB
+# at most (see the module docstring). Cola(aggregates_per_job=N) sets the size for every block.
+ONE_JOB_UP_TO = 200
+AGGREGATES_PER_JOB = 50
 # The columns of a distinct count, and the ``where`` scope it is counted in.
 DistinctSet = tuple[tuple[str, ...], "str | None"]
 
@@ -173,13 +186,20 @@ def count_distinct_rows(df: DataFrame, column_set: Sequence[str], where: str | N
     return rows.select(*_columns(df, column_set)).distinct().count()
 
 
-def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str = "separate") -> list[CheckResult]:
+def run_block(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    distinct_strategy: str = "separate",
+    aggregates_per_job: int | None = None,
+) -> list[CheckResult]:
     """Run every check of a block with as few scans as the checks allow.
 
     Args:
         df: the data the rules measure.
         checks: parsed checks, in rule order.
         distinct_strategy: ``"separate"`` or ``"inline"`` (see the module docstring).
+        aggregates_per_job: the most aggregates one job computes; by default the block's own
+            width up to ``ONE_JOB_UP_TO``, else ``AGGREGATES_PER_JOB`` (see the module docstring).
 
     Returns:
         One result per check, in order.
@@ -198,7 +218,7 @@ def run_block(df: DataFrame, checks: Sequence[BaseCheck], distinct_strategy: str
     # Aggregates read the prepared rows; checks that run alone see the caller's DataFrame.
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
-    return measure_block(df, checks, prepared, plan, distinct_strategy)
+    return measure_block(df, checks, prepared, plan, distinct_strategy, aggregates_per_job=aggregates_per_job)
 
 
 def measure_block(
@@ -209,6 +229,7 @@ def measure_block(
     distinct_strategy: str = "separate",
     observed: Sequence[Any] | None = None,
     distinct_counted: Mapping[DistinctSet, int] | None = None,
+    aggregates_per_job: int | None = None,
 ) -> list[CheckResult]:
     """The results of checks already checked, prepared and planned (:func:`run_block`'s steps).
 
@@ -242,7 +263,7 @@ def measure_block(
         row = list(observed)
     else:
         try:
-            row = _one_row(prepared, aggregates) if aggregates else []
+            row = _rows_in_jobs(prepared, aggregates, aggregates_per_job)
         except Exception as error:
             if not is_evaluation_failure(error):
                 raise
@@ -306,6 +327,21 @@ def _measure_each(
         for at, value in zip(positions, values, strict=True):
             row[at] = value
     return row
+
+
+def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | None) -> list[Any]:
+    """The values of ``aggregates``, computed in as few jobs of at most ``per_job`` as there
+    can be, each as large as the others (1,001 by 50: 21 jobs of 47 or 48, not 20 of 50 and one of 1)."""
+    if not aggregates:
+        return []
+    if per_job is None:
+        per_job = len(aggregates) if len(aggregates) <= ONE_JOB_UP_TO else AGGREGATES_PER_JOB
+    jobs = -(-len(aggregates) // per_job)
+    size = -(-len(aggregates) // jobs)
+    values: list[Any] = []
+    for start in range(0, len(aggregates), size):
+        values += _one_row(df, aggregates[start : start + size])
+    return values
 
 
 def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:

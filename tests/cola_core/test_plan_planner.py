@@ -430,3 +430,31 @@ def test_range_and_regex_rules_cost_one_expression_each(spark):
         *([1] * 28),
         *([3, 2, 3] * 13 + [3]),
     ]
+
+
+# -- wide blocks: several jobs of alike size ------------------------------------------------
+
+
+def test_a_block_wider_than_aggregates_per_job_runs_in_jobs_of_alike_size(spark, job_counter):
+    from cola_helpers import jobs_of
+
+    if not hasattr(spark, "_jvm"):
+        pytest.skip("job counts are read from the classic session's status tracker")
+    df = spark.createDataFrame([(float(n), n) for n in range(20)], "x double, n int")
+    # 250 range rules and the shared row count: 251 aggregates, six jobs of 41 or 42.
+    rules = [{"type": "range", "column": "x" if i % 2 else "n", "min": 0, "max": 5 + i % 40} for i in range(250)]
+    assert jobs_of(job_counter, df, rules) == 6
+    assert jobs_of(job_counter, df, rules, Cola(aggregates_per_job=100)) == 3
+    assert jobs_of(job_counter, df, rules, Cola(aggregates_per_job=251)) == 1
+    # A narrower block keeps its one job (the 80-rule benchmark block has 100 aggregates).
+    assert jobs_of(job_counter, df, rules[:199]) == 1
+    expected = [max(0, 20 - (5 + i % 40) - 1) for i in range(250)]
+    for cola in (Cola(), Cola(aggregates_per_job=7)):
+        assert [r.failed_count for r in cola.run(df, rules)] == expected
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "200"])
+def test_aggregates_per_job_must_be_a_whole_number_of_at_least_one(bad):
+    with pytest.raises(ColaError) as raised:
+        Cola(aggregates_per_job=bad)
+    assert str(raised.value) == f"aggregates_per_job must be a whole number of at least 1, got {bad!r}"
