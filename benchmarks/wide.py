@@ -59,7 +59,8 @@ def table(spark: Any, columns: int, rows: int) -> DataFrame:
                     f"ELSE ((id * {n + 7}) % 1000) / 10.0 END AS {name}"
                 )
             else:
-                exprs.append(f"CASE WHEN (id + {n}) % 501 = 0 THEN 'A-{n}' ELSE concat('v', id % {n + 11}) END AS {name}")
+                refused = f"(id + {n}) % 501 = 0"
+                exprs.append(f"CASE WHEN {refused} THEN 'A-{n}' ELSE concat('v', id % {n + 11}) END AS {name}")
         spark.range(rows).selectExpr(*exprs).write.parquet(str(path))
     return spark.read.parquet(str(path))
 
@@ -93,7 +94,8 @@ def hand_expressions(rules: list[dict[str, Any]]) -> list[str]:
 
     def outside(rule: dict[str, Any]) -> str:
         column = rule["column"]
-        return f"{column} IS NOT NULL AND (isnan({column}) OR NOT ({column} >= {rule['min']} AND {column} <= {rule['max']}))"
+        within = f"{column} >= {rule['min']} AND {column} <= {rule['max']}"
+        return f"{column} IS NOT NULL AND (isnan({column}) OR NOT ({within}))"
 
     texts = []
     for rule in rules:
