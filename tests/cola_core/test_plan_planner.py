@@ -458,3 +458,29 @@ def test_aggregates_per_job_must_be_a_whole_number_of_at_least_one(bad):
     with pytest.raises(ColaError) as raised:
         Cola(aggregates_per_job=bad)
     assert str(raised.value) == f"aggregates_per_job must be a whole number of at least 1, got {bad!r}"
+
+
+def test_a_wide_block_runs_in_its_planned_jobs_with_every_rule_measured(spark, job_counter):
+    """benchmarks/wide.py's block at 150 columns (400 rules, 501 aggregates: 11 jobs of 45
+    or 46); the benchmark runs 1,000 columns and 2,672 rules."""
+    from benchmarks.wide import columns_of, rules_of
+
+    if not hasattr(spark, "_jvm"):
+        pytest.skip("job counts are read from the classic session's status tracker")
+    exprs = [
+        f"CASE WHEN id = 0 THEN NULL ELSE double(id * 10) END AS {name}" if kind == "double"
+        else f"CASE WHEN id = 3 THEN 'A-b' ELSE concat('v', id) END AS {name}"
+        for name, kind in columns_of(150)
+    ]
+    df = spark.range(4).selectExpr(*exprs)
+    rules = rules_of(150)
+    with job_counter.count() as counted:
+        results = Cola().run(df, rules)
+    assert counted.jobs == 11
+    assert not any(r.evaluation_failed for r in results)
+    # Per triple: 1 NULL; 0 out of range (10, 20, 30 within 0..90+); max 30; 25% missing;
+    # 0 out of 1..100; avg 20; no NULL text; one text the regex refuses.
+    assert {(r.rule_type, r.failed_count, r.metric_value) for r in results} == {
+        ("not_null", 1, None), ("range", 0, None), ("max", 0, 30.0), ("missing_percent", 1, 25.0),
+        ("avg", 0, 20.0), ("not_null", 0, None), ("regex", 1, None),
+    }
