@@ -53,21 +53,8 @@ def benchmark_session(
 
 def input_records(context: Any, jobs: Iterable[int]) -> int:
     """Rows read from files (and from persisted blocks) by ``jobs``: the sum of their stages'
-    input metrics, read from the application's status store. Over a parquet source, a read
-    of the whole source adds its row count once."""
-    store = context._jsc.sc().statusStore()
-    defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]
-    stages = set()
-    for job in jobs:
-        info = context.statusTracker().getJobInfo(job)
-        stages.update(info.stageIds if info else ())
-    total = 0
-    for stage in stages:
-        try:
-            attempts = store.stageData(stage, False, *defaults)
-        except Exception:  # a skipped stage has no data
-            continue
-        iterator = attempts.iterator()
-        while iterator.hasNext():
-            total += iterator.next().inputRecords()
-    return total
+    input metrics, read from the application's status store (``cola_core.plan.cost``). Over
+    a parquet source, a read of the whole source adds its row count once."""
+    from cola_core.plan.cost import input_metrics
+
+    return input_metrics(context, jobs)[1]

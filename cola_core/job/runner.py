@@ -40,6 +40,7 @@ from cola_core.history.summaries import history_trends
 from cola_core.job.spec import JobSpec
 from cola_core.language.files import read_rules_file
 from cola_core.language.result import CheckResult
+from cola_core.plan.cost import SparkCost, measuring_cost
 from cola_core.plan.planner import run_block
 from cola_core.plan.samples import attach_samples
 from cola_core.plan.staged_split import SplitOutcome, staged_split
@@ -90,6 +91,8 @@ class JobOutcome:
         validated_at: when the rules ran: the time the report and the history rows carry.
         data_date: the date of the data the job checked (``JobSpec.data_date``, UTC);
             None when none was given (the history then keys the run by ``validated_at``).
+        cost: what the run cost Spark, from reading the source to its last write
+            (``cola_core.plan.cost``).
     """
 
     results: list[CheckResult]
@@ -99,6 +102,7 @@ class JobOutcome:
     rejections: dict[str, int] | None = None
     validated_at: dt.datetime | None = None
     data_date: dt.datetime | None = None
+    cost: SparkCost | None = None
 
     @property
     def passed(self) -> bool:
@@ -142,7 +146,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
     loaded = job if isinstance(job, LoadedJob) else load_job(job)
     spec, checks = loaded.spec, list(loaded.checks)
     # The source query is checked under the same switch as the rules' SQL.
-    with allowing_outside_access(spec.allow_external_access):
+    with measuring_cost(spark) as meter, allowing_outside_access(spec.allow_external_access):
         if df is None:
             if spec.source is None:
                 raise ValueError("run_job needs a job with a source, or a DataFrame")
@@ -168,10 +172,11 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             results = run_checks(df, checks, samples=spec.samples, history=spec.history, run_info=run_info)
         if spec.report is not None:
             write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
+    assert meter.cost is not None  # set when the block ends
     return JobOutcome(
-        results, summarise(results, **counts), counts.get("valid_count"), counts.get("invalid_count"),
-        rejections=rejections, validated_at=validated_at,
-        data_date=_moment(spec.data_date),
+        results, summarise(results, **counts), counts.get("valid_count"),
+        counts.get("invalid_count"), rejections=rejections, validated_at=validated_at,
+        data_date=_moment(spec.data_date), cost=meter.cost,
     )
 
 

@@ -71,6 +71,17 @@ def parse_calls(monkeypatch):
     return calls
 
 
+def assert_cost(spark, cost, **expected):
+    assert cost is not None and cost.seconds > 0
+    if not hasattr(spark, "_jvm"):
+        assert (cost.jobs, cost.stages, cost.rows_read, cost.bytes_read) == (None, None, None, None)
+        assert cost.describe() == f"{cost.seconds:.1f} s (no Spark job metrics over Spark Connect)"
+        return
+    assert {key: getattr(cost, key) for key in expected} == expected
+    assert cost.bytes_read > 0
+    assert cost.describe().startswith(f"{expected['jobs']} Spark jobs, {expected['stages']} stages, ")
+
+
 def test_a_check_job_reads_its_source_and_summarises(spark, source, parse_calls):
     outcome = run_job(JobSpec(rules=RULES, source=source), spark)
     assert outcome.summary == {
@@ -79,6 +90,8 @@ def test_a_check_job_reads_its_source_and_summarises(spark, source, parse_calls)
     assert (outcome.passed, outcome.valid_count, outcome.invalid_count) == (False, None, None)
     assert [result.code for result in outcome.results] == ["not_null(email)", "AMOUNT_NEGATIVE", "row_count"]
     assert len(parse_calls) == 1
+    # What it cost Spark, from its own bookkeeping (over Spark Connect only the time is known).
+    assert_cost(spark, outcome.cost, jobs=2, stages=3, rows_read=3)
 
 
 def test_a_split_job_writes_both_outputs_and_parses_its_rules_once(spark, source, tmp_path, parse_calls):
@@ -96,6 +109,7 @@ def test_a_split_job_writes_both_outputs_and_parses_its_rules_once(spark, source
         (2, ("not_null(email)",)), (3, ("AMOUNT_NEGATIVE",)),
     ]
     assert len(parse_calls) == 1  # the split and the measurement share one parse
+    assert_cost(spark, outcome.cost, jobs=3, stages=3, rows_read=4)
 
 
 def test_checks_handed_to_load_job_are_not_parsed_again(spark, source, parse_calls):
