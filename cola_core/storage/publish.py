@@ -122,12 +122,13 @@ class FileSystem:
         return created
 
     def data_files(self, location: str) -> list[str]:
-        """The files under ``location`` that readers see, as paths relative to it."""
+        """The files under ``location`` that readers see, as paths relative to it, in name
+        order (a file system lists in its own order, which differs between runs)."""
         path, fs = self._resolve(location)
         found: list[str] = []
 
         def walk(folder: Any, prefix: str) -> None:
-            for status in fs.listStatus(folder):
+            for status in sorted(fs.listStatus(folder), key=lambda status: str(status.getPath().getName())):
                 name = str(status.getPath().getName())
                 if name.startswith(_HIDDEN):
                     continue
