@@ -346,9 +346,8 @@ def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | No
 
 def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
     """The values of a global aggregation, which always has exactly one row."""
-    # collect, not first(): first() adds a LIMIT, a second plan Spark analyses and optimises
-    # again, which for a block of 2,000 aggregates costs seconds.
-    (row,) = df.agg(*aggregates).collect()
+    row = df.agg(*aggregates).first()
+    assert row is not None, "a global aggregation returns one row, even over no rows"
     return list(row)
 
 

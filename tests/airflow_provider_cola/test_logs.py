@@ -112,7 +112,8 @@ def test_the_operator_log_shows_the_results_table_right_after_the_command_line(s
         " --conf spark.ui.showConsoleProgress=false"
         f" --conf spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={config}"
         # A local master: a rule that exhausts the JVM's memory fails alone, the JVM lives.
-        " --conf spark.executor.killOnFatalError.depth=0 --py-files "
+        " --conf spark.executor.killOnFatalError.depth=0"
+        " --conf spark.python.sql.dataFrameDebugging.enabled=false --py-files "
     ) in lines[command]
 
 
