@@ -29,14 +29,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_cola._spark_target import SubmitTarget, submit_target
 from airflow_provider_cola.errors import ColaJobError
 from cola_core import exit_status
-from cola_core.storage.session import (
-    jvm_noise,
-    lean_conf,
-    quiet_spark_conf,
-    spark_defaults,
-    survivable_conf,
-    uses_local_python,
-)
+from cola_core.storage.session import driver_conf, jvm_noise, spark_defaults, uses_local_python
 
 __all__ = [
     "ColaSubmitHook", "interpreter_bin_dir", "launcher_environment", "refused_message",
@@ -192,10 +185,9 @@ class ColaSubmitHook(_SubmitHookInternals):
             # master other than YARN and Kubernetes, the hook starts spark-submit with them).
             environ = {**os.environ, **user_env}
             defaults = spark_defaults(properties_file, environ)
-            settings = quiet_spark_conf(settings, defaults, environ)
-            # A rule that exhausts a local JVM's memory fails alone instead of killing the job
-            # (a local master runs its driver here: client mode).
-            settings = lean_conf(survivable_conf(self.target.master, settings, defaults), defaults)
+            # Quiet logs; a rule that exhausts a local JVM's memory fails alone instead of
+            # killing the job (a local master runs its driver here: client mode); no call sites.
+            settings = driver_conf(self.target.master, settings, defaults, environ)
         self.environment = launcher_environment(self.target.binary, self.target.master, env_vars, conf)
         if env_vars and _env_vars_reach_only_spark_submit(self.target):
             # The hook then starts spark-submit with this process's environment and env_vars,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck, Capability
@@ -153,6 +153,12 @@ def _parse_bound(value: Any, key: str) -> Any:
     return value
 
 
+def _dates_only(bounds: Iterable[Any]) -> bool:
+    """Whether every bound is a plain day (no time of day): a date column then compares as
+    dates, else as timestamps."""
+    return all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in bounds)
+
+
 class RangeCheck(_LabelledCheck):
     """``min <= column <= max`` (inclusive; at least one bound). NULLs pass.
 
@@ -221,7 +227,7 @@ class RangeCheck(_LabelledCheck):
             if family == "string":
                 return numeric_text(column), None
             raise self.rule_error(f"numeric bounds need a numeric column, but {name} is {data_type.simpleString()}")
-        date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in bounds)
+        date_only = _dates_only(bounds)
         if family == "date":
             return (column, "date") if date_only else (column.cast("timestamp"), "timestamp")
         if family == "timestamp":
@@ -270,7 +276,7 @@ class RangeCheck(_LabelledCheck):
                 return None
             value, bounds = column, {key: number_text(bound) for key, bound in raw.items()}
         else:
-            date_only = all(not isinstance(b, dt.datetime) and len(format_value(b)) == 10 for b in raw.values())
+            date_only = _dates_only(raw.values())
             if family == "date":
                 value, cast_to = (column, "DATE") if date_only else (f"CAST({column} AS TIMESTAMP)", "TIMESTAMP")
             elif family == "timestamp":

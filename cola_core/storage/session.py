@@ -35,6 +35,7 @@ _ENVIRONMENT_BEFORE: weakref.WeakKeyDictionary[Any, dict[str, str | None]] = wea
 __all__ = [
     "JvmLog",
     "connect_mode",
+    "driver_conf",
     "jvm_line_level",
     "jvm_noise",
     "lean_conf",
@@ -212,6 +213,17 @@ def lean_conf(conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None
     return settings
 
 
+def driver_conf(
+    master: str | None,
+    conf: Mapping[str, Any] | None,
+    defaults: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``conf`` with every setting Cola adds to a driver it starts here, each unless the user
+    set it: :func:`quiet_spark_conf`'s, :func:`survivable_conf`'s and :func:`lean_conf`'s."""
+    return lean_conf(survivable_conf(master, quiet_spark_conf(conf, defaults, environ), defaults), defaults)
+
+
 def spark_session(
     master: str | None = None,
     conf: Iterable[tuple[str, str]] = (),
@@ -220,9 +232,8 @@ def spark_session(
 ) -> tuple[SparkSession, bool]:
     """The session to run in, and whether this call started it (and so must stop it).
 
-    A session this call starts in classic mode gets :func:`quiet_spark_conf`'s settings
-    (checked against spark-defaults.conf, or the ``--properties-file`` in PYSPARK_SUBMIT_ARGS)
-    and :func:`lean_conf`'s.
+    A session this call starts in classic mode gets :func:`driver_conf`'s settings (checked
+    against spark-defaults.conf, or the ``--properties-file`` in PYSPARK_SUBMIT_ARGS).
 
     Args:
         master: a master URL (``local[2]``, ``spark://...``, ``yarn``) or a Spark Connect
@@ -268,7 +279,7 @@ def spark_session(
     if not launched_by_spark_submit and not remote:
         # spark-submit's own settings were fixed when it started the JVM; a Connect server's are its own.
         defaults = spark_defaults(_submit_args_properties_file())
-        settings = lean_conf(survivable_conf(master, quiet_spark_conf(settings, defaults), defaults), defaults)
+        settings = driver_conf(master, settings, defaults)
     if not launched_by_spark_submit and "spark.app.name" not in settings:
         builder = builder.appName(app_name)
     for key, value in settings.items():
