@@ -136,7 +136,7 @@ class TaskLifecycle:
         frame: Callable[[SparkSession], DataFrame] | None = None,
         crash: str | None = None,
     ) -> InProcessRun:
-        """Run ``job`` in this process, then write its page.
+        """Run ``job`` in this process, write its page, and log its results table.
 
         Args:
             session: gives the session, and whether this run started it (and so stops it).
@@ -153,6 +153,7 @@ class TaskLifecycle:
             AirflowTaskTerminated: the task was killed while it ran.
         """
         from cola_core.job.runner import run_job
+        from cola_core.report.results import render_table
         from cola_core.storage.session import stop_session
 
         if page is not None:
@@ -175,6 +176,11 @@ class TaskLifecycle:
             if crash is None:
                 raise
             raise ColaJobError(f"{crash}: {first_line(error)}") from error
+        # The results come first in the task's log, as the driver prints them under spark-submit.
+        table = render_table(
+            outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, cost=outcome.cost
+        )
+        self._task.log.info("Cola results:\n%s", table)
         return InProcessRun(outcome, written)
 
     def write_page(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> bool:

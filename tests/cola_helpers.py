@@ -31,6 +31,10 @@ DATA = Path(__file__).parent / "cola_core" / "data"
 # The orders CSV as command-line source flags (``cola check ... *ORDERS_ARGV``).
 ORDERS_ARGV = ["--input", str(DATA / "orders.csv"), "--format", "csv", "--option", "header=true",
                "--option", "inferSchema=true"]
+# What `cola check --rules rules_fail.yaml *ORDERS_ARGV` costs Spark, in Spark's own count
+# (jobs, stages that ran, rows read, bytes read): the CSV's header and the schema's inference
+# (2 jobs), the block's aggregates and the unique rule's count; the same under spark-submit.
+ORDERS_FAIL_COST = (6, 6, 20, 860)
 # What every threshold error ends with (cola_core.errors.ThresholdError).
 THRESHOLD_HINT = "a threshold looks like '< 5%', '>= 10', 'between 1 and 2' or '< 1d'"
 
@@ -64,6 +68,18 @@ def refused(rule) -> str:
 def metric(rule_type, passed, message, failed_count, value, severity=None, name=None, code=None) -> CheckResult:
     """A metric rule's expected result, its fields in the order the metric tests write them."""
     return CheckResult(rule_type, passed, message, failed_count, value, severity, name, code=code)
+
+
+def cost_taken(summary: dict) -> tuple[dict, tuple[int | None, int | None, int | None, int | None]]:
+    """A run's summary without its ``cost``, and that cost's ``(jobs, stages, rows_read,
+    bytes_read)``: the counts are exact (Spark's own), the seconds are only checked to be a
+    measured time, since they are the one thing a rerun may change."""
+    from cola_core.plan.cost import SparkCost
+
+    rest = dict(summary)
+    cost = SparkCost.from_dict(rest.pop("cost"))
+    assert 0 < cost.seconds < 600, cost
+    return rest, (cost.jobs, cost.stages, cost.rows_read, cost.bytes_read)
 
 
 def summary_outline(summary: dict) -> list[tuple]:

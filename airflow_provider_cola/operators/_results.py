@@ -23,6 +23,7 @@ from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
 from cola_core.common.formatting import plural
 from cola_core.language.result import DETAILS_CHARS, SEVERITIES
+from cola_core.plan.cost import SparkCost
 from cola_core.report.results import REFUSAL_KEY, summarise
 from cola_core.storage.specs import without_file_scheme
 
@@ -152,8 +153,9 @@ def _refusal(data: Any) -> str | None:
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {_json_type(data)}")
-    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ())}
-    _exact_keys(data, keys, "the summary")
+    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), "cost"}
+    # An engine of an earlier release writes no cost.
+    _exact_keys(data, keys, "the summary", optional=("cost",))
     if not isinstance(data["results"], list):
         raise ValueError(f"'results' must be a list, got {_json_type(data['results'])}")
     if len(data["results"]) != len(checks):
@@ -164,7 +166,8 @@ def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str,
     for index, (item, check) in enumerate(zip(data["results"], checks, strict=True)):
         _matches_rule(item, check, index)
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
-    expected = summarise(results, **counts)
+    cost = SparkCost.from_dict(data["cost"]) if "cost" in data else None
+    expected = summarise(results, **counts, cost=cost)
     if data != expected:
         differing = sorted(key for key in {*data, *expected} if data.get(key) != expected.get(key))
         raise ValueError(f"its {', '.join(differing)} do not match its results")

@@ -94,7 +94,6 @@ class ConnectRun:
         self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
     ) -> tuple[Mapping[str, Any], Path | None]:
         from cola_core.job.runner import load_job
-        from cola_core.report.results import render_table
         from cola_core.storage.session import spark_session
 
         task = self._task
@@ -106,10 +105,7 @@ class ConnectRun:
             page=page,
             crash="the Cola job over Spark Connect failed",
         )
-        outcome = run.outcome
-        table = render_table(outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count)
-        task.log.info("Cola results:\n%s", table)
-        return outcome.summary, page if run.page_written else None
+        return run.outcome.summary, page if run.page_written else None
 
 
 class SparkSubmitRun:

@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
         print(
             render_table(
                 outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count,
-                colour=_colour_wanted(),
+                colour=_colour_wanted(), cost=outcome.cost,
             ),
             flush=True,
         )

@@ -174,7 +174,7 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     assert meter.cost is not None  # set when the block ends
     return JobOutcome(
-        results, summarise(results, **counts), counts.get("valid_count"),
+        results, summarise(results, **counts, cost=meter.cost), counts.get("valid_count"),
         counts.get("invalid_count"), rejections=rejections, validated_at=validated_at,
         data_date=_moment(spec.data_date), cost=meter.cost,
     )
@@ -322,6 +322,7 @@ def report_page(spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> str:
         data_interval=(_moment(spec.data_interval_start), _moment(spec.data_interval_end)),
         valid_count=outcome.valid_count,
         invalid_count=outcome.invalid_count, rejections=outcome.rejections, trends=trends,
+        spark_cost=None if outcome.cost is None else outcome.cost.describe(),
     )
 
 

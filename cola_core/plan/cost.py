@@ -15,7 +15,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from cola_core.common.formatting import plural
@@ -55,6 +55,32 @@ class SparkCost:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: ``{"seconds", "jobs", "stages", "rows_read", "bytes_read"}``."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SparkCost:
+        """The cost :meth:`to_dict` gave, checked: a results file is read back by another
+        process, and a wrong shape must be named, never carried on.
+
+        Raises:
+            ValueError: not an object of exactly these keys; ``seconds`` not a number of at
+                least 0; a count neither null nor a whole number of at least 0.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"the cost must be an object, got {type(data).__name__}")
+        keys = [field.name for field in fields(cls)]
+        if set(data) != set(keys):
+            missing, unknown = sorted(set(keys) - set(data)), sorted(set(data) - set(keys))
+            said = [f"lacks {', '.join(missing)}"] * bool(missing)
+            said += [f"has unknown {', '.join(unknown)}"] * bool(unknown)
+            raise ValueError(f"the cost {' and '.join(said)}")
+        seconds = data["seconds"]
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+            raise ValueError(f"the cost's seconds must be a number of at least 0, got {seconds!r}")
+        for key in keys[1:]:
+            value = data[key]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"the cost's {key} must be null or a whole number of at least 0, got {value!r}")
+        return cls(float(seconds), data["jobs"], data["stages"], data["rows_read"], data["bytes_read"])
 
     def describe(self) -> str:
         """``2 Spark jobs, 3 stages, 5,000 rows (120.3 KB) read, 1.4 s``; the time alone
@@ -97,6 +123,8 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
         return
     theirs = context.getLocalProperty(_GROUP)
     group = theirs or f"cola-{uuid.uuid4().hex}"
+    if theirs:
+        _drained(context)  # the group's earlier jobs, all known, are not the run's
     before = set(context.statusTracker().getJobIdsForGroup(group)) if theirs else set()
     if not theirs:
         context.setJobGroup(group, "cola: measuring a rule block")
@@ -104,6 +132,8 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
         yield meter
     finally:
         seconds = round(time.perf_counter() - started, 3)
+        # The status tracker learns of a job from the listener bus, which may be behind.
+        _drained(context)
         jobs = sorted(set(context.statusTracker().getJobIdsForGroup(group)) - before)
         if not theirs:
             for key in _GROUP_PROPERTIES:
@@ -112,14 +142,19 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
         meter.cost = SparkCost(seconds, len(jobs), stages, rows, size)
 
 
+def _drained(context: Any) -> None:
+    """Wait (at most ``_DRAIN_MS``) until the listener bus has delivered every event posted so
+    far to the status store; still behind after that, what is there is counted."""
+    with contextlib.suppress(Exception):
+        context._jsc.sc().listenerBus().waitUntilEmpty(_DRAIN_MS)
+
+
 def input_metrics(context: Any, jobs: Iterable[int]) -> tuple[int, int, int]:
     """(stages that ran, rows read, bytes read) of ``jobs``, from the status store: each
     stage's input metrics, from files, tables and cached blocks. Over a parquet source, a
     read of the whole source adds its row count once."""
-    jsc = context._jsc.sc()
-    with contextlib.suppress(Exception):  # still behind after _DRAIN_MS: count what is there
-        jsc.listenerBus().waitUntilEmpty(_DRAIN_MS)
-    store = jsc.statusStore()
+    _drained(context)
+    store = context._jsc.sc().statusStore()
     # stageData(id, details, taskStatus, withSummaries, unsortedQuantiles): the last three
     # are Scala defaults, which Py4J cannot leave out.
     defaults = [getattr(store, f"stageData$default${n}")() for n in (3, 4, 5)]

@@ -89,6 +89,7 @@ def render_html(
     invalid_count: int | None = None,
     rejections: Mapping[str, int] | None = None,
     trends: Mapping[str, Sequence[TrendPoint]] | None = None,
+    spark_cost: str | None = None,
 ) -> str:
     """One run's report, as one self-contained HTML page.
 
@@ -109,6 +110,7 @@ def render_html(
             breaking two rules counts under both).
         trends: per ``rule_id``, its last data intervals oldest first (``history_trends``);
             each rule with some gets a sparkline.
+        spark_cost: what the run cost Spark, in words (``SparkCost.describe()``).
 
     Returns:
         The page. A rule's thresholds are the result's ``thresholds`` and ``baseline``;
@@ -131,6 +133,7 @@ def render_html(
     facts = [
         ("dataset", dataset), ("pipeline", pipeline), ("data date", shown_time(data_date)), ("data interval", interval),
         ("validated at", shown_time(validated_at)), ("DAG", dag_id), ("task", task_id), ("Airflow run", airflow_run_id),
+        ("Spark cost", spark_cost),
     ]
     parts = [
         page_head(f"Cola report: {dataset}" if dataset else "Cola report"),

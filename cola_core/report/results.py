@@ -24,6 +24,7 @@ from cola_core.common.formatting import cut_text, format_number
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaError
 from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
+from cola_core.plan.cost import SparkCost
 from cola_core.report.index_page import render_index
 from cola_core.report.pages import render_html, replace_file
 from cola_core.storage.readwrite import write_output
@@ -89,7 +90,11 @@ _RESET = "\033[0m"
 
 
 def summarise(
-    results: Sequence[CheckResult], *, valid_count: int | None = None, invalid_count: int | None = None
+    results: Sequence[CheckResult],
+    *,
+    valid_count: int | None = None,
+    invalid_count: int | None = None,
+    cost: SparkCost | None = None,
 ) -> dict[str, Any]:
     """The results summary: the CLI's results file and the operators' XCom ``return_value``.
 
@@ -97,10 +102,12 @@ def summarise(
         results: the results of one run, in rule order.
         valid_count: rows written to the valid output (a split only; give both counts or none).
         invalid_count: rows written to the invalid output.
+        cost: what the run cost Spark (``cola_core.plan.cost``), when it was measured.
 
     Returns:
         ``{"severity", "passed", "counts": {"pass", "warn", "fail"}, "results"}``, plus
-        ``valid_count`` and ``invalid_count`` for a split. ``passed`` is False exactly when a
+        ``valid_count`` and ``invalid_count`` for a split, and ``cost``
+        (``SparkCost.to_dict()``) when given. ``passed`` is False exactly when a
         result failed. The dict is JSON-safe: a metric value that is not a finite number
         (NaN) is ``None``, since JSON has no NaN; its message still shows it.
 
@@ -122,6 +129,8 @@ def summarise(
     if valid_count is not None and invalid_count is not None:
         summary["valid_count"] = int(valid_count)
         summary["invalid_count"] = int(invalid_count)
+    if cost is not None:
+        summary["cost"] = cost.to_dict()
     return summary
 
 
@@ -294,6 +303,7 @@ def render_table(
     valid_count: int | None = None,
     invalid_count: int | None = None,
     colour: bool = False,
+    cost: SparkCost | None = None,
 ) -> str:
     """The readable results table the ``cola`` command prints.
 
@@ -302,6 +312,7 @@ def render_table(
         valid_count: for a split, the rows written to the valid output (shown under the table).
         invalid_count: for a split, the rows written to the invalid output.
         colour: colour the severities with ANSI codes (for a terminal; plain text otherwise).
+        cost: what the run cost Spark, shown on the last line (``Spark cost: ...``).
     """
     header = ("SEVERITY", "RULE", "CODE", "VALUE", "FAILED", "MESSAGE")
     rows = [
@@ -335,6 +346,8 @@ def render_table(
     lines.append(f"{len(results)} {noun}: {counts['pass']} pass, {counts['warn']} warn, {counts['fail']} fail")
     if valid_count is not None:
         lines.append(f"split: {_counted(valid_count, 'valid')}, {_counted(invalid_count, 'invalid')}")
+    if cost is not None:
+        lines.append(f"Spark cost: {cost.describe()}")
     return "\n".join(lines)
 
 

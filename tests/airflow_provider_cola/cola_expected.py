@@ -6,10 +6,24 @@ from typing import Any
 
 from cola_core import Cola
 from cola_core.language.files import read_rules_file
+from cola_helpers import cost_taken
 from cola_testenv import EXAMPLES
 
 # Rules that read no rows of the scan: their results have no rows_checked.
 _UNSCANNED = ("sql", "schema")
+
+
+def costs_apart(xcom: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """A DAG run's XCom ``return_value`` per task, each Cola summary without its ``cost``; and
+    per Cola task, that cost's ``(jobs, stages, rows_read, bytes_read)``
+    (``cola_helpers.cost_taken``: a summary without a cost fails here). The summaries can then
+    be compared whole with the expected ones below, and the costs exactly on their own."""
+    values, costs = {}, {}
+    for task_id, value in xcom.items():
+        if isinstance(value, dict) and {"severity", "results"} <= set(value):
+            value, costs[task_id] = cost_taken(value)
+        values[task_id] = value
+    return values, costs
 
 
 def ids_of(rules: Any) -> list[str]:

@@ -75,7 +75,10 @@ class DagRunOutcome:
         state: the DAG run's state.
         states: task id -> task instance state (``success``, ``skipped``, ``failed``...).
         tries: task id -> how many times it ran.
-        xcom: task id -> its XCom ``return_value`` (only tasks that pushed one).
+        xcom: task id -> its XCom ``return_value`` (only tasks that pushed one); a Cola
+            summary's ``cost`` is in ``costs``.
+        costs: Cola task id -> what its run cost Spark, ``(jobs, stages, rows_read,
+            bytes_read)`` (``cola_expected.costs_apart``).
         log: everything the run printed (the task logs included).
         rendered: task id -> its rendered template fields, as the Rendered Template view
             shows them (only tasks that got as far as rendering).
@@ -87,6 +90,7 @@ class DagRunOutcome:
     xcom: dict[str, Any]
     log: str
     rendered: dict[str, dict[str, Any]]
+    costs: dict[str, tuple]
 
 
 @pytest.fixture
@@ -97,6 +101,8 @@ def run_dag(airflow_home, capfd, monkeypatch):
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
+
+    from cola_expected import costs_apart
 
     monkeypatch.setenv("PATH", unactivated_path())
     monkeypatch.setenv("SPARK_SUBMIT_OPTS", FAST_JVM)
@@ -125,7 +131,8 @@ def run_dag(airflow_home, capfd, monkeypatch):
             )
             rendered = {row.task_id: row.rendered_fields for row in fields}
         state = getattr(dag_run.state, "value", dag_run.state)
-        return DagRunOutcome(state, states, tries, xcom, out + err, rendered)
+        xcom, costs = costs_apart(xcom)
+        return DagRunOutcome(state, states, tries, xcom, out + err, rendered, costs)
 
     return run
 

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 from airflow.providers.smtp.notifications.smtp import SmtpNotifier
 
+from cola_core.plan.cost import SparkCost
 from cola_expected import ORDERS_FAIL_SUMMARY, SPLIT_FAIL_SUMMARY
 from cola_servers import smtp_server, webhook_server
 
@@ -273,7 +274,11 @@ def test_alerts_fire_on_real_runs_before_the_task_branches_or_fails(run_dag, mon
     # The split's report, without a history, names the DAG run and the data's date.
     page = (tmp_path / "split.html").read_text()
     facts = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page.split("</dl>", 1)[0])
-    assert [(name, value) for name, value in facts if name != "validated at"] == [
+    # And what the run cost Spark, as the task's XCom has it (the seconds are the page's).
+    (cost,) = [value for name, value in facts if name == "Spark cost"]
+    priced = SparkCost(0.0, *outcome.costs["split_in_process"]).describe().removesuffix("0.0 s")
+    assert cost.startswith(priced) and re.fullmatch(r"\d+\.\d s", cost[len(priced):]), cost
+    assert [(name, value) for name, value in facts if name not in ("validated at", "Spark cost")] == [
         # A DAG without a schedule: Airflow gives a manual run the interval of its logical date alone.
         ("data date", "2024-01-03 00:00:00+00:00"),
         ("data interval", "2024-01-03 00:00:00+00:00 to 2024-01-03 00:00:00+00:00"),

@@ -21,7 +21,7 @@ UNIQUE_FAILS = summary(
 )
 
 
-def test_example_passes_and_publishes(run_dag):
+def test_example_passes_and_publishes(run_dag, spark):
     outcome = run_dag("cola_decorator", "2024-01-01")
 
     assert outcome.states == {"check_orders": "success", "publish": "success"}
@@ -33,6 +33,9 @@ def test_example_passes_and_publishes(run_dag):
                metric_value=243.74833333333333, thresholds={"must_be": "between 10 and 500"}),
         ids=DECORATOR_IDS, rows=6,
     )
+    # (jobs, stages that ran, rows read, bytes read) in the task's Spark session, which is the
+    # tests' own (``spark``: adaptive execution off, so that the job count is Spark's plan alone).
+    assert outcome.costs == {"check_orders": (2, 5, 12, 976)}
     assert "publishing: {'pass': 3, 'warn': 0, 'fail': 0}" in outcome.log
 
 

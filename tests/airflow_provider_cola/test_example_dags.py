@@ -20,6 +20,10 @@ from cola_expected import (
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
+# What each day's check cost Spark, as the submitted driver counted it: (jobs, stages that ran,
+# rows read, bytes read). The CSV's header and schema inference take 2 of the 6 jobs.
+COSTS = {"2024-01-01": (6, 6, 18, 1464), "2024-01-02": (6, 6, 24, 1893), "2024-01-03": (6, 6, 18, 1452)}
+
 
 @pytest.mark.parametrize(
     ("day", "expected_summary", "ran", "skipped"),
@@ -40,6 +44,7 @@ def test_check_and_branch_follows_the_worst_severity(run_dag, day, expected_summ
         **dict.fromkeys(skipped, "skipped"),
     }
     assert outcome.xcom["check_orders"] == expected_summary
+    assert outcome.costs == {"check_orders": COSTS[day]}
     branch = {"2024-01-01": "['load']", "2024-01-02": "['load', 'notify']", "2024-01-03": "['quarantine']"}[day]
     assert f"Branch into {branch}" in outcome.log
     # The task is green whatever it found: its first Cola line says what, at WARNING level
@@ -69,6 +74,7 @@ def test_split_writes_valid_rows_and_a_quarantine_with_codes(run_dag, spark, tmp
 
     assert outcome.states == {"split_orders": "success", "announce": "success"}
     assert outcome.xcom["split_orders"] == SPLIT_FAIL_SUMMARY
+    assert outcome.costs == {"split_orders": (5, 5, 13, 2768)}
     assert "1 valid rows, 5 quarantined" in outcome.log
     valid = spark.read.parquet(str(tmp_path / "2024-01-03" / "valid"))
     quarantine = spark.read.parquet(str(tmp_path / "2024-01-03" / "quarantine"))

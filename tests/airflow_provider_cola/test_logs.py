@@ -67,6 +67,16 @@ def supervised_run(run_dag, monkeypatch, tmp_path):
     return run
 
 
+def priced(cost: tuple, line: str) -> str:
+    """The ``Spark cost:`` line a run of that cost prints, with ``line``'s seconds (the one
+    thing a rerun changes) when ``line`` has the same start."""
+    from cola_core.plan.cost import SparkCost
+
+    start = "Spark cost: " + SparkCost(0.0, *cost).describe().removesuffix("0.0 s")
+    seconds = line[len(start):] if line.startswith(start) and re.fullmatch(r"\d+\.\d s", line[len(start):]) else "?"
+    return start + seconds
+
+
 def events(records: list[dict[str, Any]]) -> list[str]:
     return [record["event"] for record in records]
 
@@ -77,6 +87,12 @@ def test_a_passing_decorator_run_logs_nothing_at_error_level(supervised_run):
     assert outcome.states == {"check_orders": "success", "publish": "success"}
     records = logs["check_orders"]
     assert "Cola: pass (3 passed, 0 warned, 0 failed)" in events(records)
+    # In the task's process too, the results come first, with what the run cost Spark.
+    table = next(line for line in events(records) if line.startswith("Cola results:\n"))
+    assert table.splitlines()[-2:] == [
+        "3 results: 3 pass, 0 warn, 0 fail", priced(outcome.costs["check_orders"], table.splitlines()[-1])
+    ]
+    assert events(records).index(table) < events(records).index("Cola: pass (3 passed, 0 warned, 0 failed)")
     # Spark's start-up banner, the JVM's notice and the progress bar came as task.stderr errors.
     assert [record for record in records if record["level"] in ("error", "critical")] == []
     assert [record for record in records if record.get("logger") == "task.stderr"] == []
@@ -91,7 +107,7 @@ def test_the_operator_log_shows_the_results_table_right_after_the_command_line(s
                               "quarantine": "skipped"}
     lines = events(logs["check_orders"])
     command = next(index for index, line in enumerate(lines) if line.startswith("Spark-Submit cmd: "))
-    assert lines[command + 1:command + 10] == [
+    assert lines[command + 1:command + 11] == [
         "SEVERITY  RULE             CODE                    VALUE  FAILED  MESSAGE",
         "PASS      row_count        row_count                   -       0  row_count = 6 is within bounds (min 1)",
         "PASS      not_null         not_null(order_id)          -       0  not_null(order_id): no NULL values",
@@ -101,6 +117,7 @@ def test_the_operator_log_shows_the_results_table_right_after_the_command_line(s
         "(< 20%)",
         "",
         "5 results: 5 pass, 0 warn, 0 fail",
+        priced(outcome.costs["check_orders"], lines[command + 9]),
         "Cola: pass (5 passed, 0 warned, 0 failed)",
     ]
     assert [line for line in lines if SPARK_INFO.match(line)] == []

@@ -23,9 +23,15 @@ import pytest
 from cola_core import CheckResult, Cola
 from cola_core.cli.main import main
 from cola_core.language.files import read_rules_file
+from cola_core.plan.cost import SparkCost
 from cola_core.report.results import render_table, summarise
 from cola_core.storage.readwrite import missing_local_path, read_source
-from cola_helpers import DATA, ORDERS_ARGV, broken_history_file, summary_outline
+from cola_helpers import DATA, ORDERS_ARGV, ORDERS_FAIL_COST, broken_history_file, cost_taken, summary_outline
+
+# What the runs below cost Spark: (jobs, stages that ran, rows read, bytes read).
+COST_SPLIT = (6, 6, 20, 4315)
+# A temporary view of rows made in the driver: nothing is read from storage.
+COST_QUERY = (1, 2, 0, 0)
 
 # One core, no UI, one shuffle partition: the smallest JVM that runs these jobs.
 LIGHT_SPARK = ["--master", "local[1]", "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1"]
@@ -66,10 +72,15 @@ def test_check_with_only_a_warn_exits_0_and_writes_results_and_report(spark, tmp
         ("row_count", "pass", 0, None, "row_count"),
         ("missing_count", "warn", 0, 1, "missing_count(email)"),
     ]
-    assert json.loads(results.read_text()) == expected
+    written, cost = cost_taken(json.loads(results.read_text()))
+    assert written == expected
+    # Spark's own count: the CSV's header line and the schema's inference (2 jobs), the
+    # block's aggregates, the NULL count's rows, and the report written.
+    assert cost == (5, 5, 14, 645)
     assert (expected["severity"], expected["passed"], expected["counts"]) == ("warn", True, {"pass": 2, "warn": 1, "fail": 0})
     engine_results = [CheckResult.from_dict(item) for item in expected["results"]]
-    assert done.stdout == render_table(engine_results) + "\n"  # piped, so plain: no colour codes
+    table = render_table(engine_results, cost=SparkCost.from_dict(json.loads(results.read_text())["cost"]))
+    assert done.stdout == table + "\n"  # piped, so plain: no colour codes
     # No Spark banner, INFO line or progress bar: only the notice the JVM prints on every start.
     assert done.stderr == "WARNING: Using incubator modules: jdk.incubator.vector\n"
     assert done.stdout.splitlines()[0] == "SEVERITY  RULE           CODE                  VALUE  FAILED  MESSAGE"
@@ -102,7 +113,9 @@ def test_a_failed_check_exits_1_and_still_writes_the_report(spark, tmp_path):
         ("avg", "pass", 0, 16.75, "avg(amount)"),
     ]
     assert (expected["severity"], expected["passed"], expected["counts"]) == ("fail", False, {"pass": 1, "warn": 0, "fail": 2})
-    assert json.loads(results.read_text()) == expected
+    written, cost = cost_taken(json.loads(results.read_text()))
+    jobs, stages, rows, size = ORDERS_FAIL_COST
+    assert (written, cost) == (expected, (jobs + 1, stages + 1, rows, size))  # and the report's write
     assert [line[:51] for line in done.stdout.splitlines()[1:4]] == [
         "FAIL      unique  unique(order_id)      -       1  ",
         "FAIL      range   AMOUNT_NEGATIVE       -       1  ",
@@ -132,7 +145,8 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]  # checks failed, but --fail-exit-code 0
     assert "; Spark 4" in done.stderr or "; Spark 3" in done.stderr
     assert ", master local[*]\n" in done.stderr  # run directly with no master anywhere: local[*]
-    assert done.stdout.splitlines()[-2:] == ["4 results: 1 pass, 0 warn, 3 fail", "split: 2 valid rows, 4 invalid rows"]
+    assert done.stdout.splitlines()[-3:-1] == ["4 results: 1 pass, 0 warn, 3 fail", "split: 2 valid rows, 4 invalid rows"]
+    assert done.stdout.splitlines()[-1] == f"Spark cost: {SparkCost.from_dict(json.loads(results.read_text())['cost']).describe()}"
     expected = engine_summary(spark, "rules_split.json", valid_count=2, invalid_count=4)
     assert summary_outline(expected) == [
         ("not_null", "fail", 1, None, "not_null(email)"),
@@ -141,7 +155,8 @@ def test_split_writes_both_outputs_and_counts_them(spark, tmp_path):
         ("row_count", "pass", 0, None, "row_count"),
     ]
     assert (expected["severity"], expected["passed"], expected["counts"]) == ("fail", False, {"pass": 1, "warn": 0, "fail": 3})
-    assert json.loads(results.read_text()) == expected
+    written, cost = cost_taken(json.loads(results.read_text()))
+    assert (written, cost) == (expected, COST_SPLIT)
     valid_rows = spark.read.parquet(str(valid))
     assert valid_rows.columns == ["order_id", "customer", "email", "amount", "status"]
     assert sorted(row.customer for row in valid_rows.collect()) == ["ana", "bruno"]
@@ -166,7 +181,7 @@ def test_split_with_samples_and_a_quarantine_key(spark, tmp_path):
         "--quarantine-key", "status", "--samples", "1", *LIGHT_SPARK, cwd=tmp_path,
     )
     assert done.returncode == 1, done.stderr[-3000:]
-    assert done.stdout.splitlines()[-1] == "split: 0 valid rows, 6 invalid rows"
+    assert done.stdout.splitlines()[-2] == "split: 0 valid rows, 6 invalid rows"
     summary = json.loads(results.read_text())
     assert [(r["code"], r.get("samples")) for r in summary["results"]] == [
         ("not_null(email)", [{"order_id": 3, "customer": "carla", "email": None, "amount": 15.0, "status": "paid"}]),
@@ -350,12 +365,12 @@ def test_table_and_query_sources_and_the_fail_exit_code(spark, tmp_path, capsys)
     query = "SELECT * FROM cola_cli_amounts WHERE amount IS NOT NULL"
     assert main(["check", "--rules", str(rules), "--query", query, "--results", str(results),
                  "--fail-exit-code", "7"]) == 0
-    assert json.loads(results.read_text()) == {
+    assert cost_taken(json.loads(results.read_text())) == ({
         "severity": "pass", "passed": True, "counts": {"pass": 1, "warn": 0, "fail": 0},
         "results": [{"rule_type": "not_null", "passed": True, "message": "not_null(amount): no NULL values",
                      "failed_count": 0, "metric_value": None, "severity": "pass", "check_name": None,
                      "code": "not_null(amount)", "rule_id": "not_null:6cbda05100ec", "rows_checked": 1}],
-    }
+    }, COST_QUERY)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "rules.json"]  # no partial files left
     capsys.readouterr()
 
@@ -509,6 +524,10 @@ def test_split_with_html_writes_the_report_with_the_split_counts(spark, tmp_path
     assert f"<dt>dataset</dt><dd>{DATA / 'orders.csv'}</dd><dt>pipeline</dt><dd>orders &lt;daily&gt;</dd>" in page
     [shown] = re.findall(r"<dt>validated at</dt><dd>(.*?)</dd>", page)
     assert before <= dt.datetime.fromisoformat(shown) <= after
+    # The page gives the price of the run: the results file's cost, in words.
+    cost = SparkCost.from_dict(json.loads(results.read_text())["cost"])
+    assert re.findall(r"<dt>Spark cost</dt><dd>(.*?)</dd>", page) == [cost.describe()]
+    assert (cost.jobs, cost.stages, cost.rows_read) == (3, 4, 14)
     assert '<h1>Cola report <span class="sev fail">FAIL</span></h1>' in page
     assert (
         "<h2>Split</h2><p>2 valid rows, 4 invalid rows</p><table><thead><tr><th>rejection code</th><th>rows</th>"

@@ -86,6 +86,7 @@ def test_a_check_job_reads_its_source_and_summarises(spark, source, parse_calls)
     outcome = run_job(JobSpec(rules=RULES, source=source), spark)
     assert outcome.summary == {
         "severity": "fail", "passed": False, "counts": {"pass": 1, "warn": 0, "fail": 2}, "results": RESULTS,
+        "cost": outcome.cost.to_dict(),  # the XCom and the results file carry it
     }
     assert (outcome.passed, outcome.valid_count, outcome.invalid_count) == (False, None, None)
     assert [result.code for result in outcome.results] == ["not_null(email)", "AMOUNT_NEGATIVE", "row_count"]
@@ -101,7 +102,7 @@ def test_a_split_job_writes_both_outputs_and_parses_its_rules_once(spark, source
     outcome = run_job(spec, spark)
     assert outcome.summary == {
         "severity": "fail", "passed": False, "counts": {"pass": 1, "warn": 0, "fail": 2}, "results": RESULTS,
-        "valid_count": 1, "invalid_count": 2,
+        "valid_count": 1, "invalid_count": 2, "cost": outcome.cost.to_dict(),
     }
     assert (outcome.valid_count, outcome.invalid_count) == (1, 2)
     assert [row.id for row in spark.read.parquet(str(valid)).collect()] == [1]

@@ -18,6 +18,30 @@ def test_a_cost_reads_as_a_sentence_and_as_json():
     }
 
 
+def test_a_cost_read_back_from_json_is_checked():
+    assert SparkCost.from_dict({"seconds": 1, "jobs": 2, "stages": 3, "rows_read": 4, "bytes_read": 5}) == (
+        SparkCost(1.0, 2, 3, 4, 5)
+    )
+    connect = {"seconds": 0.5, "jobs": None, "stages": None, "rows_read": None, "bytes_read": None}
+    assert SparkCost.from_dict(connect) == SparkCost(0.5)
+    bad = [
+        ([], "the cost must be an object, got list"),
+        ({"seconds": 1}, "the cost lacks bytes_read, jobs, rows_read, stages"),
+        ({**connect, "rows": 1}, "the cost has unknown rows"),
+        ({"jobs": 1, "rows": 1}, "the cost lacks bytes_read, rows_read, seconds, stages and has unknown rows"),
+        ({**connect, "seconds": -1}, "the cost's seconds must be a number of at least 0, got -1"),
+        ({**connect, "seconds": float("nan")}, "the cost's seconds must be a number of at least 0, got nan"),
+        ({**connect, "seconds": True}, "the cost's seconds must be a number of at least 0, got True"),
+        ({**connect, "jobs": 1.5}, "the cost's jobs must be null or a whole number of at least 0, got 1.5"),
+        ({**connect, "stages": -2}, "the cost's stages must be null or a whole number of at least 0, got -2"),
+        ({**connect, "bytes_read": "9"}, "the cost's bytes_read must be null or a whole number of at least 0, got '9'"),
+    ]
+    for data, message in bad:
+        with pytest.raises(ValueError) as error:
+            SparkCost.from_dict(data)
+        assert str(error.value) == message
+
+
 def test_the_users_job_group_is_kept_and_only_the_runs_jobs_are_counted(spark):
     if not hasattr(spark, "_jvm"):
         pytest.skip("job groups are a classic SparkContext's")

@@ -68,6 +68,11 @@ def test_a_report_shows_the_run_the_verdict_and_every_result(people):
         ("data interval", "2026-04-30 00:00:00+00:00 to 2026-05-01 00:00:00+00:00"),
         ("validated at", "2026-05-01 12:30:00+00:00"),
     ]
+    priced = render_html(results, validated_at=AT, spark_cost="2 Spark jobs, 3 stages, 3 rows (1.0 KB) read, 0.4 s")
+    assert re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", priced.split("</dl>", 1)[0]) == [
+        ("validated at", "2026-05-01 12:30:00+00:00"),
+        ("Spark cost", "2 Spark jobs, 3 stages, 3 rows (1.0 KB) read, 0.4 s"),
+    ]
     assert "<h2>Split</h2>" not in page
     assert [r.severity for r in results] == ["fail", "warn", "fail", "warn", "pass"]
     assert [r.message for r in results] == [

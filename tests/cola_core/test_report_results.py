@@ -9,6 +9,7 @@ import math
 import pytest
 
 from cola_core import CheckResult, ColaError
+from cola_core.plan.cost import SparkCost
 from cola_core.report.results import (
     REPORT_COLUMNS,
     render_table,
@@ -179,6 +180,18 @@ def test_render_table_shows_the_split_counts_and_keeps_messages_on_one_line():
         "split: 7 valid rows, 3 invalid rows",
     ])
     assert render_table([multi_line], valid_count=1, invalid_count=1).splitlines()[-1] == "split: 1 valid row, 1 invalid row"
+
+
+def test_the_cost_of_a_run_ends_the_table_and_is_in_the_summary():
+    cost = SparkCost(2.04, 3, 4, 12_000, 52_224)
+    assert render_table([PASSED], valid_count=1, invalid_count=0, cost=cost).splitlines()[-2:] == [
+        "split: 1 valid row, 0 invalid rows",
+        "Spark cost: 3 Spark jobs, 4 stages, 12,000 rows (51.0 KB) read, 2.0 s",
+    ]
+    summary = summarise([PASSED], cost=cost)
+    assert summary["cost"] == {"seconds": 2.04, "jobs": 3, "stages": 4, "rows_read": 12_000, "bytes_read": 52_224}
+    assert list(summary) == ["severity", "passed", "counts", "results", "cost"]
+    assert "cost" not in summarise([PASSED])  # a summary made from results alone has none
 
 
 def test_render_table_colours_only_the_severity_when_asked():

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 import cola_core
+from cola_core.plan.cost import SparkCost
 from cola_core.shipping import job_entry_path, package_files, py_files_zip
 from cola_core.storage.session import log4j_config_path, quiet_spark_conf
-from cola_helpers import DATA, ORDERS_ARGV, summary_outline
+from cola_helpers import DATA, ORDERS_ARGV, ORDERS_FAIL_COST, cost_taken, summary_outline
 
 PACKAGE_DIR = Path(cola_core.__file__).resolve().parent
 
@@ -122,7 +123,10 @@ def test_spark_submit_check_from_the_zip_exits_1_on_a_failed_check(tmp_path):
         ("range", "fail", 1, None, "AMOUNT_NEGATIVE"),
         ("avg", "pass", 0, 16.75, "avg(amount)"),
     ]
-    assert done.stdout.splitlines()[-1] == "3 results: 1 pass, 0 warn, 2 fail"
+    assert done.stdout.splitlines()[-2:] == [
+        "3 results: 1 pass, 0 warn, 2 fail", f"Spark cost: {SparkCost.from_dict(summary['cost']).describe()}"
+    ]
+    assert cost_taken(summary)[1] == ORDERS_FAIL_COST  # as the same job run by cola directly
 
 
 @pytest.mark.spark
