@@ -249,6 +249,7 @@ class ColumnStatCheck(_MetricCheck):
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         from pyspark.sql import functions as F
+        from pyspark.sql.types import DecimalType
 
         name = self.params["column"]
         data_type = column_type(df, name)
@@ -259,10 +260,20 @@ class ColumnStatCheck(_MetricCheck):
         function = getattr(F, _STAT_FUNCTIONS[self.rule_type])
         column = column_of(df, name)
         measured = exact_sum_input(column, data_type) if self.rule_type == "sum" else column
-        return [function(self.scoped(measured)), self.count_rows(), self.count_rows(F.isnotnull(column))]
+        statistic = [function(self.scoped(measured)), self.count_rows()]
+        if self.rule_type in ("min", "max") or (
+            self.rule_type in ("avg", "mean") and not isinstance(data_type, DecimalType)
+        ):
+            # NULL exactly when no value was measured: the count of values would say nothing
+            # more, and a wide block would carry one more aggregate per rule. A sum (which
+            # overflows to NULL), a decimal's average (likewise) and stddev (which needs two
+            # values) count them.
+            return statistic
+        return [*statistic, self.count_rows(F.isnotnull(column))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
-        value, rows, measured = plain_number(values[0]), int(values[1]), int(values[2])
+        value, rows = plain_number(values[0]), int(values[1])
+        measured = int(values[2]) if len(values) > 2 else int(value is not None)
         needed = 2 if self.rule_type == "stddev" else 1
         why = _unmeasured(rows, measured, self.params["column"], needed)
         return judge_metric(self, self.label, value, unmeasured=why)
