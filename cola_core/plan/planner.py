@@ -24,6 +24,8 @@ slowest plan Spark has for it: on ``benchmarks/wide.py``'s 800 rules over 300 co
 aggregates), chunks of 50 took under half the time of one ``agg``, and less than chunks of
 100 or 200 (``docs/performance.md``, "Wide blocks"); reading the rows again costs far less.
 Narrower blocks keep their one job. ``Cola(aggregates_per_job=N)`` sets the size for every block.
+In a classic session the jobs run ``JOBS_AT_ONCE`` at a time, in threads that carry the
+caller's job group and the session's tags: while one runs, the driver analyses the next.
 
 ``schema`` reads the schema and starts no job. ``sql`` rules and other self-running checks
 keep their own action.
@@ -35,6 +37,7 @@ run on the DataFrame (no job) and binds each check to the sources it refers to.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGGREGATES_PER_JOB",
     "DISTINCT_STRATEGIES",
+    "JOBS_AT_ONCE",
     "ONE_JOB_UP_TO",
     "BlockPlan",
     "DistinctSet",
@@ -68,6 +72,9 @@ DISTINCT_STRATEGIES = ("separate", "inline")
 # at most (see the module docstring). Cola(aggregates_per_job=N) sets the size for every block.
 ONE_JOB_UP_TO = 200
 AGGREGATES_PER_JOB = 50
+# A block's jobs run this many at a time (in a classic session): while one job runs, the
+# driver analyses and compiles the next, which took a quarter off benchmarks/wide.py's block.
+JOBS_AT_ONCE = 2
 # The columns of a distinct count, and the ``where`` scope it is counted in.
 DistinctSet = tuple[tuple[str, ...], "str | None"]
 
@@ -338,17 +345,32 @@ def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | No
         per_job = len(aggregates) if len(aggregates) <= ONE_JOB_UP_TO else AGGREGATES_PER_JOB
     jobs = -(-len(aggregates) // per_job)
     size = -(-len(aggregates) // jobs)
-    values: list[Any] = []
-    for start in range(0, len(aggregates), size):
-        values += _one_row(df, aggregates[start : start + size])
-    return values
+    groups = [aggregates[start : start + size] for start in range(0, len(aggregates), size)]
+    if len(groups) == 1 or not _classic(df):
+        return [value for group in groups for value in _one_row(df, group)]
+    from pyspark import inheritable_thread_target
+
+    # Each job's thread carries the caller's job group and session tags, so that its jobs
+    # are counted as the run's and cancelled with the session's.
+    measure = inheritable_thread_target(df.sparkSession)(lambda group: _one_row(df, group))
+    with ThreadPoolExecutor(JOBS_AT_ONCE, thread_name_prefix="cola-block") as pool:
+        rows = list(pool.map(measure, groups))
+    return [value for row in rows for value in row]
+
+
+def _classic(df: DataFrame) -> bool:
+    return getattr(df, "_jdf", None) is not None  # a Spark Connect DataFrame has no JVM side
 
 
 def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
     """The values of a global aggregation, which always has exactly one row."""
-    row = df.agg(*aggregates).first()
-    assert row is not None, "a global aggregation returns one row, even over no rows"
-    return list(row)
+    frame = df.agg(*aggregates)
+    # collect() of the one row: first() analyses the plan again under a LIMIT, which costs a
+    # wide block a fifth of its time. Over Spark Connect, first() keeps the error a rule's
+    # evaluation failure raises in the form the split's fallback recognises.
+    rows = frame.collect() if _classic(df) else [frame.first()]
+    assert len(rows) == 1 and rows[0] is not None, "a global aggregation returns one row, even over no rows"
+    return list(rows[0])
 
 
 def _unmeasured(check: BaseCheck, problem: str) -> CheckResult:

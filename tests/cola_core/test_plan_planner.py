@@ -7,6 +7,7 @@ session with adaptive execution off, so a count is exact.
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 
 import pytest
 
@@ -474,9 +475,13 @@ def test_a_wide_block_runs_in_its_planned_jobs_with_every_rule_measured(spark, j
     ]
     df = spark.range(4).selectExpr(*exprs)
     rules = rules_of(150)
-    with job_counter.count() as counted:
+    with job_counter.count() as counted, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         results = Cola().run(df, rules)
+    # Run two at a time, in threads that carry the caller's job group (so all 9 are counted
+    # here) and the session's tags, which PySpark warns about when they are not given.
     assert counted.jobs == 9
+    assert [str(warning.message) for warning in caught] == []
     assert not any(r.evaluation_failed for r in results)
     # Per triple: 1 NULL; 0 out of range (10, 20, 30 within 0..90+); max 30; 25% missing;
     # 0 out of 1..100; avg 20; no NULL text; one text the regex refuses.
