@@ -233,6 +233,13 @@ class BaseCheck(CheckMachinery):
         """(code, predicate) pairs; a row breaking a predicate is quarantined with its code."""
         return [(self.code, self.violation(df))]
 
+    def violation_text(self, df: DataFrame) -> str | None:
+        """The check's one predicate as SQL text built by ``common.sqltext``, when it has a
+        shape that can be written so, else None. When given, :meth:`violation` must be
+        ``F.expr`` of it: the planner then counts offending rows with one expression of text
+        (:meth:`count_text`), which equal rules of a block share."""
+        return None
+
     def sample_values(self, df: DataFrame) -> list[tuple[str, Column]]:
         """(name, Column) pairs shown beside each of the check's sampled rows, read from ``df``
         as ``prepare`` left it (``reference_match`` shows the reference's values). None by default."""
@@ -304,6 +311,17 @@ class BaseCheck(CheckMachinery):
         if scope is None:
             return shared(("rows", None), lambda: F.count(one))
         return shared(("rows", self.where), lambda: F.count(F.when(scope, one)))
+
+    def count_text(self, condition: str) -> Column | None:
+        """An aggregate like :meth:`count_rows` of ``F.expr(condition)``, as one expression of
+        text, for a rule that sees every row; None for a scoped rule (its ``where`` is the
+        user's text, which is never spliced into other text). Equal conditions in a block
+        share one aggregate, which Spark then computes once."""
+        if self.where is not None:
+            return None
+        from pyspark.sql import functions as F
+
+        return shared(("count_text", condition), lambda: F.expr(f"count(CASE WHEN {condition} THEN 1 END)"))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"

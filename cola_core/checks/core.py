@@ -69,9 +69,15 @@ class NotNullCheck(_LabelledCheck):
         super().__init__(params, **kwargs)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
+
+        return [self._count_nulls(df, c) for c in self.params["columns"]]
+
+    def _count_nulls(self, df: DataFrame, column: str) -> Column:
         from pyspark.sql import functions as F
 
-        return [self.count_rows(F.isnull(column_of(df, c))) for c in self.params["columns"]]
+        sql_column = identifier(df, column)
+        counted = None if sql_column is None else self.count_text(f"{sql_column} IS NULL")
+        return counted if counted is not None else self.count_rows(F.isnull(column_of(df, column)))
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         # One count per column, in order (aggregations above).
@@ -239,7 +245,7 @@ class RangeCheck(_LabelledCheck):
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
-        text = self._violation_text(df)
+        text = self.violation_text(df)
         if text is not None:
             return F.expr(text)
         value, cast_to = self._comparable(df)
@@ -260,7 +266,7 @@ class RangeCheck(_LabelledCheck):
         # as the bounds' kind compares as NULL, and is out of range.
         return F.isnotnull(column_of(df, self.params["column"])) & not_true(within)
 
-    def _violation_text(self, df: DataFrame) -> str | None:
+    def violation_text(self, df: DataFrame) -> str | None:
         """:meth:`violation` as SQL text (``common.sqltext``), for a number or date column
         with bounds of its kind; None for the shapes the Column path alone handles (text
         holding numbers or dates, nested fields, mismatched bounds, which it refuses)."""
@@ -325,18 +331,23 @@ class RegexCheck(_LabelledCheck):
     def render_code(self) -> str:
         return render_code(self.rule_type, self.params["column"], self.params["pattern"])
 
+    def violation_text(self, df: DataFrame) -> str | None:
+        """:meth:`violation` as SQL text, for a string column (one Column, not eight)."""
+        name = self.params["column"]
+        sql_column = identifier(df, name)
+        if sql_column is None or type_family(column_type(df, name)) != "string":
+            return None
+        found = f"{sql_column} RLIKE {string_text(end_anchored(self.params['pattern']))}"
+        return f"NOT ({found})" if self.params.get("null_is_valid", False) else f"NOT ifnull({found}, false)"
+
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 
+        condition = self.violation_text(df)
+        if condition is not None:
+            return F.expr(condition)
         name, pattern = self.params["column"], end_anchored(self.params["pattern"])
         data_type = column_type(df, name)
-        sql_column = identifier(df, name)
-        if sql_column is not None and type_family(data_type) == "string":
-            # The Column path's condition as SQL text (common.sqltext): one Column, not eight.
-            found = f"{sql_column} RLIKE {string_text(pattern)}"
-            if self.params.get("null_is_valid", False):
-                return F.expr(f"NOT ({found})")
-            return F.expr(f"NOT ifnull({found}, false)")
         text = text_of(column_of(df, name), data_type)
         if self.params.get("null_is_valid", False):
             # NULL only for a NULL value, which then passes.

@@ -105,6 +105,8 @@ class CheckMachinery(metaclass=FrozenOnceBuilt):
         def violations(self, df: DataFrame) -> list[tuple[str, Column]]: ...
         def in_scope(self, condition: Column) -> Column: ...
         def count_rows(self, condition: Column | None = None) -> Column: ...
+        def violation_text(self, df: DataFrame) -> str | None: ...
+        def count_text(self, condition: str) -> Column | None: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_built"):
@@ -251,6 +253,10 @@ class CheckMachinery(metaclass=FrozenOnceBuilt):
     def count_offending(self, df: DataFrame) -> Column:
         """An aggregate: the rows in scope that break any of the check's predicates. A NULL
         predicate blames no row, as ``count`` skips the NULL it leaves."""
+        text = self.violation_text(df)
+        counted = None if text is None else self.count_text(text)
+        if counted is not None:
+            return counted
         predicates = [predicate for _, predicate in self.violations(df)]
         return self.count_rows(reduce(lambda a, b: a | b, predicates))
 

@@ -23,6 +23,7 @@ from cola_core.checks.conditions import (
     validate_validity,
 )
 from cola_core.common.columns import column_of, exact_sum_input
+from cola_core.common.sqltext import identifier
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaRuleError
 from cola_core.language.judging import judge_metric
@@ -95,10 +96,15 @@ class _RowMetricCheck(_MetricCheck):
         raise NotImplementedError
 
     def violation(self, df: DataFrame) -> Column:
-        return self.condition(df)
+        from pyspark.sql import functions as F
+
+        text = self.violation_text(df)
+        return self.condition(df) if text is None else F.expr(text)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        return [self.count_rows(), self.count_rows(self.condition(df))]
+        text = self.violation_text(df)
+        counted = None if text is None else self.count_text(text)
+        return [self.count_rows(), counted if counted is not None else self.count_rows(self.condition(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows, offending = int(values[0]), int(values[1])
@@ -126,6 +132,13 @@ class MissingMetricCheck(_RowMetricCheck):
     def condition(self, df: DataFrame) -> Column:
         column = self.params["column"]
         return missing_condition(column_of(df, column), self.params, column_type(df, column))
+
+    def violation_text(self, df: DataFrame) -> str | None:
+        """NULL alone, as text (``not_null`` of the same column counts the same aggregate)."""
+        if self.params.get("missing_values"):
+            return None
+        sql_column = identifier(df, self.params["column"])
+        return None if sql_column is None else f"{sql_column} IS NULL"
 
 
 class InvalidMetricCheck(_RowMetricCheck):

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck, Capability
+from cola_core.common.sessions import is_classic
 from cola_core.common.spark_errors import first_line, is_unreachable
 from cola_core.errors import ColaOutputError, ColaRuleError
 from cola_core.guards.sqlguard import SWITCH, check_query, confirm_query, outside_access_allowed, rename_relation
@@ -165,7 +166,7 @@ class SqlCheck(BaseCheck):
         confirm_query(spark, text, self._mode)
         view = f"{_VIEW_PREFIX}{uuid.uuid4().hex}"
         sql = rename_relation(text, self._view_name, view)
-        if getattr(spark, "_jvm", None) is None:
+        if not is_classic(spark):
             # Spark Connect resolves a view's name whenever the query runs, which may be after
             # this block has dropped it (the failed rows are written later). The DataFrame
             # travels with the query instead, as a named subquery; braces are doubled because

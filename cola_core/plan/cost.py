@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from cola_core.common.formatting import plural
+from cola_core.common.sessions import is_classic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -113,7 +114,7 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
     """Measure what the block costs ``spark`` (see the module docstring); the meter's
     ``cost`` is set when the block ends, also when it raises."""
     meter = CostMeter()
-    context = getattr(spark, "sparkContext", None) if getattr(spark, "_jvm", None) is not None else None
+    context = spark.sparkContext if is_classic(spark) else None
     started = time.perf_counter()
     if context is None:
         try:
@@ -137,7 +138,7 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
         jobs = sorted(set(context.statusTracker().getJobIdsForGroup(group)) - before)
         if not theirs:
             for key in _GROUP_PROPERTIES:
-                context.setLocalProperty(key, None)  # None removes it
+                context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes it, whatever the stub says
         stages, rows, size = input_metrics(context, jobs)
         meter.cost = SparkCost(seconds, len(jobs), stages, rows, size)
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck
 from cola_core.common.columns import column_of, scope_column, shared_columns
+from cola_core.common.sessions import is_classic
 from cola_core.common.spark_errors import first_line, is_evaluation_failure
 from cola_core.errors import ColaError
 from cola_core.language.result import CheckResult
@@ -346,7 +347,7 @@ def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | No
     jobs = -(-len(aggregates) // per_job)
     size = -(-len(aggregates) // jobs)
     groups = [aggregates[start : start + size] for start in range(0, len(aggregates), size)]
-    if len(groups) == 1 or not _classic(df):
+    if len(groups) == 1 or not is_classic(df):
         return [value for group in groups for value in _one_row(df, group)]
     from pyspark import inheritable_thread_target
 
@@ -358,17 +359,13 @@ def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | No
     return [value for row in rows for value in row]
 
 
-def _classic(df: DataFrame) -> bool:
-    return getattr(df, "_jdf", None) is not None  # a Spark Connect DataFrame has no JVM side
-
-
 def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
     """The values of a global aggregation, which always has exactly one row."""
     frame = df.agg(*aggregates)
     # collect() of the one row: first() analyses the plan again under a LIMIT, which costs a
     # wide block a fifth of its time. Over Spark Connect, first() keeps the error a rule's
     # evaluation failure raises in the form the split's fallback recognises.
-    rows = frame.collect() if _classic(df) else [frame.first()]
+    rows = frame.collect() if is_classic(df) else [frame.first()]
     assert len(rows) == 1 and rows[0] is not None, "a global aggregation returns one row, even over no rows"
     return list(rows[0])
 

@@ -28,6 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from cola_core.common.sessions import is_classic
 from cola_core.common.spark_errors import analyse_now, first_line
 from cola_core.errors import ColaOutputError
 
@@ -304,7 +305,7 @@ Files = FileSystem | LocalFileSystem
 
 def file_system(spark: SparkSession) -> Files:
     """The file system to publish with: Hadoop's in a classic session, the local one over Connect."""
-    if getattr(spark, "_jvm", None) is None:
+    if not is_classic(spark):
         return LocalFileSystem(spark)
     return FileSystem(spark)
 

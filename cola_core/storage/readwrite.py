@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from cola_core.common.sessions import is_classic
 from cola_core.common.spark_errors import analyse_now, condition_of, first_line, is_lasting_storage_error
 from cola_core.errors import ColaOutputError, ColaSourceError
 from cola_core.guards.sqlguard import spark_parse_problem
@@ -184,7 +185,7 @@ def _missing(local: str) -> bool:
 
 def local_path(spark: SparkSession, path: str) -> str | None:
     """The local file name of ``path``, or ``None`` when it may live on another file system."""
-    if getattr(spark, "_jvm", None) is None:
+    if not is_classic(spark):
         return None  # a Spark Connect client's disk is not the server's: let Spark check
     if path.startswith("file:") or _SCHEME.match(path):
         return local_file_name(path)

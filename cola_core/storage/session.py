@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from cola_core.common.sessions import is_classic
 from cola_core.errors import ColaError
 
 if TYPE_CHECKING:
@@ -252,7 +253,7 @@ def spark_session(
 
     active = SparkSession.getActiveSession()
     if active is not None:
-        if master is not None and master.startswith("sc://") and getattr(active, "_jvm", None) is not None:
+        if master is not None and master.startswith("sc://") and is_classic(active):
             # pyspark cannot hold a Connect client beside a classic session in one process, and
             # reusing the classic one would quietly run the job somewhere else than asked.
             raise ColaError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cola_core import Cola
@@ -24,6 +25,17 @@ def costs_apart(xcom: dict[str, Any]) -> tuple[dict[str, Any], dict[str, tuple]]
             value, costs[task_id] = cost_taken(value)
         values[task_id] = value
     return values, costs
+
+
+def priced(cost: tuple, shown: str, prefix: str = "Spark cost: ") -> str:
+    """What a run of ``cost`` (``(jobs, stages, rows_read, bytes_read)``) shows: ``prefix`` and
+    ``SparkCost.describe()``, with ``shown``'s seconds (the one thing a rerun changes) when
+    ``shown`` has the same start, and ``?`` seconds otherwise, so that the comparison fails."""
+    from cola_core.plan.cost import SparkCost
+
+    start = prefix + SparkCost(0.0, *cost).describe().removesuffix("0.0 s")
+    seconds = shown[len(start):] if shown.startswith(start) and re.fullmatch(r"\d+\.\d s", shown[len(start):]) else "?"
+    return start + seconds
 
 
 def ids_of(rules: Any) -> list[str]:

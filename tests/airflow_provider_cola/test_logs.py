@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from cola_expected import priced
+
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
 SPARK_INFO = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} INFO ")
@@ -65,16 +67,6 @@ def supervised_run(run_dag, monkeypatch, tmp_path):
         return outcome, logs
 
     return run
-
-
-def priced(cost: tuple, line: str) -> str:
-    """The ``Spark cost:`` line a run of that cost prints, with ``line``'s seconds (the one
-    thing a rerun changes) when ``line`` has the same start."""
-    from cola_core.plan.cost import SparkCost
-
-    start = "Spark cost: " + SparkCost(0.0, *cost).describe().removesuffix("0.0 s")
-    seconds = line[len(start):] if line.startswith(start) and re.fullmatch(r"\d+\.\d s", line[len(start):]) else "?"
-    return start + seconds
 
 
 def events(records: list[dict[str, Any]]) -> list[str]:

@@ -442,16 +442,45 @@ def test_a_block_wider_than_aggregates_per_job_runs_in_jobs_of_alike_size(spark,
     if not hasattr(spark, "_jvm"):
         pytest.skip("job counts are read from the classic session's status tracker")
     df = spark.createDataFrame([(float(n), n) for n in range(20)], "x double, n int")
-    # 250 range rules and the shared row count: 251 aggregates, six jobs of 41 or 42.
-    rules = [{"type": "range", "column": "x" if i % 2 else "n", "min": 0, "max": 5 + i % 40} for i in range(250)]
+    # 250 distinct range rules and the shared row count: 251 aggregates, six jobs of 41 or 42.
+    rules = [{"type": "range", "column": "x" if i % 2 else "n", "min": 0, "max": 5 + i} for i in range(250)]
     assert jobs_of(job_counter, df, rules) == 6
     assert jobs_of(job_counter, df, rules, Cola(aggregates_per_job=100)) == 3
     assert jobs_of(job_counter, df, rules, Cola(aggregates_per_job=251)) == 1
     # A narrower block keeps its one job (the 80-rule benchmark block has 100 aggregates).
     assert jobs_of(job_counter, df, rules[:199]) == 1
-    expected = [max(0, 20 - (5 + i % 40) - 1) for i in range(250)]
+    expected = [max(0, 20 - (5 + i) - 1) for i in range(250)]
     for cola in (Cola(), Cola(aggregates_per_job=7)):
         assert [r.failed_count for r in cola.run(df, rules)] == expected
+
+
+def test_equal_conditions_without_a_where_share_one_aggregate(spark, job_counter):
+    """not_null and missing_percent of one column count the same NULLs, and a range written
+    twice (say, once to fail, once to warn) counts the same rows: each condition is
+    one aggregate, so 250 rules of 50 conditions stay in one job. A scoped rule keeps its own."""
+    from cola_core.common.columns import shared_columns
+    from cola_helpers import jobs_of
+
+    if not hasattr(spark, "_jvm"):
+        pytest.skip("job counts are read from the classic session's status tracker")
+    df = spark.createDataFrame([(float(n) if n % 4 else None, n) for n in range(20)], "x double, n int")
+    rules = [{"type": "range", "column": "n", "min": 0, "max": 5 + i % 50} for i in range(250)]
+    assert jobs_of(job_counter, df, rules) == 1
+    pair = [
+        {"type": "not_null", "columns": ["x"]},
+        {"type": "missing_percent", "column": "x", "must_be": "< 10"},
+        {"type": "range", "column": "n", "max": 9},
+        {"type": "range", "column": "n", "max": 9, "severity": "warn"},
+        {"type": "range", "column": "n", "max": 9, "where": "n > 14"},
+    ]
+    with shared_columns():
+        counts = [check.aggregations(df) for check in Cola().parse(pair)]
+    assert counts[0][0] is counts[1][1]  # the NULLs of x, once
+    assert counts[2][0] is counts[3][0]  # n > 9, once
+    assert counts[4][0] is not counts[2][0]  # the scoped rule counts n > 9 among n > 14
+    results = Cola().run(df, pair)
+    assert [(r.passed, r.failed_count) for r in results] == [(False, 5), (False, 5), (False, 10), (True, 10), (False, 5)]
+    assert results[1].message == "missing_percent(x) = 25 violates must_be (< 10)"
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "200"])
