@@ -434,6 +434,28 @@ def test_range_and_regex_rules_cost_one_expression_each(spark):
     ]
 
 
+def test_the_round_trips_per_rule_do_not_grow_with_the_block(spark):
+    """No step of building a block talks to the JVM per pair of rules: 400 distinct range and
+    regex rules cost no more Py4J round trips per rule than 50 (the block's own calls, spread
+    over more rules, outweigh the eight more jobs)."""
+    from benchmarks.py4j_calls import count_py4j_calls
+
+    if not hasattr(spark, "_jvm"):
+        pytest.skip("classic mode only: Spark Connect builds its Columns without Py4J")
+    df = spark.createDataFrame([(1.5, "ab"), (None, "abc")], "x double, s string")
+    per_rule = {}
+    for size in (50, 400):
+        rules = [
+            {"type": "range", "column": "x", "max": i} if i % 2 else {"type": "regex", "column": "s", "pattern": f"^[a-z]{{{i}}}$"}
+            for i in range(size)
+        ]
+        Cola().run(df, rules)  # warm: pyspark's lookups cached
+        with count_py4j_calls() as calls:
+            Cola().run(df, rules)
+        per_rule[size] = calls.total / size
+    assert per_rule[400] <= per_rule[50], per_rule  # 5.0 and 6.5 (pyspark 4.2.0)
+
+
 # -- wide blocks: several jobs of alike size ------------------------------------------------
 
 
