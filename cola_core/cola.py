@@ -18,8 +18,10 @@ from cola_core.guards.sqlguard import allowing_outside_access
 from cola_core.history.store import RunInfo
 from cola_core.job.runner import run_checks, run_split
 from cola_core.job.spec import checked_samples
+from cola_core.language.profile import Profile
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import DISTINCT_STRATEGIES
+from cola_core.plan.profiling import profile_table
 from cola_core.plan.split import ColaSplit, split_block
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.ruleset.parsing import parse_rules
@@ -194,6 +196,20 @@ class Cola:
                 df, self._checks(rules), valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
                 annotate_valid=annotate_valid, samples=samples, history=store, run_info=info,
             )
+
+    def profile(self, df: DataFrame, columns: Sequence[str] | None = None, sample: float | None = None) -> Profile:
+        """Every column's statistics (``cola_core.language.profile`` says which), in one
+        planned scan, one job for the columns of few values, and one per possible key.
+
+        Args:
+            columns: the columns to profile, in that order; all of them by default.
+            sample: a fraction of the rows (above 0, at most 1) to profile instead of all,
+                drawn with a fixed seed, so that the same data gives the same profile.
+
+        Raises:
+            ColaError: for an unknown column or a sample that is no fraction, before any Spark work.
+        """
+        return profile_table(df, columns, sample, aggregates_per_job=self.aggregates_per_job)
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None

@@ -65,6 +65,7 @@ __all__ = [
     "measure_block",
     "plan_block",
     "prepare_all",
+    "rows_in_jobs",
     "run_block",
 ]
 
@@ -271,7 +272,7 @@ def measure_block(
         row = list(observed)
     else:
         try:
-            row = _rows_in_jobs(prepared, aggregates, aggregates_per_job)
+            row = rows_in_jobs(prepared, aggregates, aggregates_per_job)
         except Exception as error:
             if not is_evaluation_failure(error):
                 raise
@@ -337,7 +338,7 @@ def _measure_each(
     return row
 
 
-def _rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | None) -> list[Any]:
+def rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | None) -> list[Any]:
     """The values of ``aggregates``, computed in as few jobs of at most ``per_job`` as there
     can be, each as large as the others (1,001 by 50: 21 jobs of 47 or 48, not 20 of 50 and one of 1)."""
     if not aggregates:

@@ -1,0 +1,198 @@
+"""Profiling a table: every column's statistics in one planned scan (``Cola().profile``).
+
+The jobs, whatever the width:
+
+1. **The scan**: every column's counts, bounds, moments, lengths, format matches and a
+   HyperLogLog distinct estimate, as aggregates of one aggregation, split into jobs of alike
+   size exactly as a wide rule block is (``planner.rows_in_jobs``);
+2. **the small columns**, only when some column has at most ``TOP_VALUES_UP_TO`` distinct
+   values by that estimate: one job groups all of them at once and counts each value;
+3. **one job per possible key**: a column whose estimate is within the estimate's error of its
+   present values (and that holds whole numbers, text, dates or timestamps) has its distinct
+   values counted exactly, so that ``unique`` is suggested only for a true key.
+
+What each statistic means is in ``cola_core.language.profile``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cola_core.checks.conditions import NAMED_FORMATS, invalid_condition, type_family
+from cola_core.common.columns import column_of
+from cola_core.errors import ColaError
+from cola_core.language.profile import TOP_VALUES_UP_TO, ColumnProfile, Profile
+from cola_core.plan.planner import count_distinct_rows, rows_in_jobs
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructField
+
+__all__ = ["DISTINCT_ERROR", "profile_table"]
+
+# HyperLogLog's relative standard deviation for the estimated distinct counts: 1% costs about
+# 16 KB of state per column and task.
+DISTINCT_ERROR = 0.01
+# A seed, so that the same data sampled twice gives the same profile.
+SAMPLE_SEED = 20240101
+
+_KINDS = {"numeric": "number", "float": "number", "string": "text", "date": "date", "timestamp": "timestamp",
+          "boolean": "boolean"}
+
+
+def profile_table(
+    df: DataFrame, columns: Sequence[str] | None = None, sample: float | None = None,
+    aggregates_per_job: int | None = None,
+) -> Profile:
+    """The :class:`Profile` of ``df`` (of ``columns`` only, when given; of a ``sample``
+    fraction of its rows, when given). Raises ``ColaError`` for an unknown column or a sample
+    that is no fraction, before any Spark work."""
+    fields = _fields(df, columns)
+    if sample is not None:
+        if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
+            raise ColaError(f"sample must be a fraction of the rows above 0 and at most 1, got {sample!r}")
+        df = df.sample(fraction=float(sample), seed=SAMPLE_SEED)
+    from pyspark.sql import functions as F
+
+    plans = [_ColumnPlan(df, field) for field in fields]
+    aggregates: list[Column] = [F.count(F.lit(1))]
+    for plan in plans:
+        plan.first = len(aggregates)
+        aggregates.extend(plan.aggregates)
+    row = rows_in_jobs(df, aggregates, aggregates_per_job)
+    rows = int(row[0])
+    measured = [plan.read(rows, row[plan.first : plan.first + len(plan.aggregates)]) for plan in plans]
+    small = [n for n, m in enumerate(measured) if m.get("distinct") is not None and m["distinct"] <= TOP_VALUES_UP_TO]
+    for n, values in _value_counts(df, [plans[n].field.name for n in small]).items():
+        measured[small[n]].update(top_values=values, distinct=len(values), distinct_exact=True)
+    for n, m in enumerate(measured):
+        if _maybe_a_key(plans[n], m, rows):
+            distinct = count_distinct_rows(df, [plans[n].field.name]) - (1 if m["nulls"] else 0)
+            m.update(distinct=distinct, distinct_exact=True)
+    profiles = tuple(ColumnProfile(name=p.field.name, type=p.field.dataType.simpleString(), kind=p.kind, rows=rows, **m)
+                     for p, m in zip(plans, measured, strict=True))
+    return Profile(rows, profiles, None if sample is None else float(sample), DISTINCT_ERROR)
+
+
+def _fields(df: DataFrame, columns: Sequence[str] | None) -> list[StructField]:
+    fields = list(df.schema.fields)
+    if columns is None:
+        return fields
+    if isinstance(columns, str) or not all(isinstance(name, str) for name in columns):
+        raise ColaError(f"columns must be a list of column names, got {columns!r}")
+    by_name = {field.name: field for field in fields}
+    unknown = [name for name in columns if name not in by_name]
+    if unknown:
+        raise ColaError(f"no column {', '.join(map(repr, unknown))} in the DataFrame; its columns are "
+                        f"{', '.join(by_name)}")
+    return [by_name[name] for name in dict.fromkeys(columns)]
+
+
+class _ColumnPlan:
+    """One column's aggregates in the scan, and how to read their values back."""
+
+    def __init__(self, df: DataFrame, field: StructField) -> None:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        self.field, self.first = field, 0
+        family = type_family(field.dataType)
+        column = column_of(df, field.name)
+        self.kind = _KINDS.get(family, "skipped")
+        self.skipped: str | None = None
+        self.names: list[str] = []
+        aggregates: list[Column] = []
+
+        def add(name: str, aggregate: Column) -> None:
+            self.names.append(name)
+            aggregates.append(aggregate)
+
+        if isinstance(field.dataType, (T.MapType, T.ArrayType)):
+            self.kind = "collection"
+        elif self.kind == "skipped":
+            kind = field.dataType.typeName()
+            self.skipped = f"a {kind} column has no statistics a rule could check; profile its fields"
+        if self.skipped is None:
+            add("present", F.count(column))
+        if self.kind in ("number", "date", "timestamp", "text", "boolean"):
+            add("distinct", F.approx_count_distinct(column, DISTINCT_ERROR))
+        if family == "float":
+            add("nan", F.count(F.when(F.isnan(column), F.lit(1))))
+            add("infinite", F.count(F.when(column.isin(float("inf"), float("-inf")), F.lit(1))))
+            column = F.when(~F.isnan(column) & ~column.isin(float("inf"), float("-inf")), column)
+        if self.kind in ("number", "date", "timestamp"):
+            add("minimum", F.min(column))
+            add("maximum", F.max(column))
+            # Dates as days and timestamps as microseconds since the epoch, to average them.
+            number = {"date": F.unix_date(column), "timestamp": F.unix_micros(column)}.get(self.kind, column)
+            add("mean", F.avg(number))
+            add("stddev", F.stddev_samp(number))
+        if self.kind == "text":
+            add("min_length", F.min(F.length(column)))
+            add("max_length", F.max(F.length(column)))
+            for name in NAMED_FORMATS:
+                invalid = invalid_condition(column, {"valid_format": name}, field.dataType)
+                add(f"format:{name}", F.count(F.when(~invalid & F.isnotnull(column), F.lit(1))))
+        self.aggregates = aggregates
+
+    def read(self, rows: int, values: Sequence[Any]) -> dict[str, Any]:
+        got = dict(zip(self.names, values, strict=True))
+        measured: dict[str, Any] = {}
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
+        measured["nulls"] = rows - int(got["present"])
+        if "distinct" in got:
+            measured["distinct"] = int(got["distinct"])
+        for key in ("nan", "infinite", "minimum", "maximum", "min_length", "max_length"):
+            if key in got:
+                measured[key] = got[key]
+        if "mean" in got:
+            measured["mean"], measured["stddev"] = _moments(self.kind, got["mean"], got["stddev"])
+        formats = {key.split(":", 1)[1]: int(value) for key, value in got.items() if key.startswith("format:")}
+        if formats:
+            measured["formats"] = {name: count for name, count in formats.items() if count}
+        return measured
+
+
+def _moments(kind: str, mean: Any, stddev: Any) -> tuple[Any, float | None]:
+    """The mean and standard deviation in the column's own terms (see the module docstring)."""
+    if mean is None:
+        return None, None
+    spread = None if stddev is None else float(stddev)
+    if kind == "date":
+        return dt.date(1970, 1, 1) + dt.timedelta(days=round(float(mean))), spread
+    if kind == "timestamp":
+        epoch = dt.datetime(1970, 1, 1)
+        micros = round(float(mean))
+        return epoch + dt.timedelta(microseconds=micros), None if spread is None else spread / 1_000_000
+    return mean, spread
+
+
+def _maybe_a_key(plan: _ColumnPlan, measured: dict[str, Any], rows: int) -> bool:
+    """Whether the column's estimate leaves it possibly a key: every present value distinct."""
+    from pyspark.sql import types as T
+
+    if measured.get("distinct_exact") or measured.get("distinct") is None:
+        return False
+    keyish = (T.IntegralType, T.StringType, T.DateType, T.TimestampType, T.TimestampNTZType)
+    present = rows - measured["nulls"]
+    return isinstance(plan.field.dataType, keyish) and 0 < present <= measured["distinct"] / (1 - 3 * DISTINCT_ERROR)
+
+
+def _value_counts(df: DataFrame, names: Sequence[str]) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Each listed column's present values (as text) and their counts, most frequent first,
+    in one job for all of them."""
+    if not names:
+        return {}
+    from pyspark.sql import functions as F
+
+    pairs = F.array(*[
+        F.struct(F.lit(n).alias("n"), column_of(df, name).cast("string").alias("v")) for n, name in enumerate(names)
+    ])
+    counted = df.select(F.inline(pairs)).where(F.col("v").isNotNull()).groupBy("n", "v").count()
+    values: dict[int, list[tuple[str, int]]] = {n: [] for n in range(len(names))}
+    for row in counted.collect():
+        values[int(row["n"])].append((row["v"], int(row["count"])))
+    return {n: tuple(sorted(pairs_, key=lambda pair: (-pair[1], pair[0]))) for n, pairs_ in values.items()}
