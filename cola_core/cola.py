@@ -26,6 +26,7 @@ from cola_core.plan.split import ColaSplit, split_block
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.ruleset.parsing import parse_rules
 from cola_core.ruleset.registry import default_checks, validate_registration
+from cola_core.ruleset.suggestions import suggest_rules
 from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
@@ -210,6 +211,25 @@ class Cola:
             ColaError: for an unknown column or a sample that is no fraction, before any Spark work.
         """
         return profile_table(df, columns, sample, aggregates_per_job=self.aggregates_per_job)
+
+    def suggest(
+        self, data: DataFrame | Profile, columns: Sequence[str] | None = None, sample: float | None = None,
+        strictness: str = "exact",
+    ) -> list[dict[str, Any]]:
+        """A rule block that passes on ``data`` (a DataFrame, profiled first, or its
+        :meth:`profile`), each rule named for why it was suggested; what is suggested is in
+        ``cola_core.ruleset.suggestions``.
+
+        Args:
+            strictness: ``"exact"`` for bounds at the observed values, ``"margin"`` for bounds
+                widened by a tenth.
+        """
+        if strictness not in ("exact", "margin"):
+            raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
+        profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
+        rules = suggest_rules(profile, strictness)
+        self.parse(rules)  # a suggestion is an ordinary rule block
+        return rules
 
     def split(
         self, df: DataFrame, rules: Any, annotate: str | None = None, quarantine_key: Sequence[str] | None = None

@@ -1,0 +1,140 @@
+"""Suggesting a rule block from a table's profile (``Cola().suggest``).
+
+Every suggestion is an ordinary rule dict, named for why it was suggested (``"0 NULLs in
+200 rows"``), and passes on the data it was profiled from: each bound is the observed value
+itself, rounded outwards, or with ``strictness="margin"`` widened by ``MARGIN`` of it. What is
+suggested, per column, in this order:
+
+- ``not_null`` for a column with no NULL;
+- ``missing_percent`` for a column whose NULLs are rare (at most ``RARE_NULLS_PERCENT``);
+- ``unique`` for a column whose present values were counted exactly and are all distinct (at
+  most one NULL, as ``unique`` holds NULL equal to NULL);
+- ``invalid_count`` with ``valid_values`` for text whose values were all counted (at most
+  ``language.profile.TOP_VALUES_UP_TO``),
+  each seen at least twice on average (so that an identifier column is not taken for a list);
+- ``range`` for numbers without NaN or infinity, and for dates;
+- ``invalid_percent`` with the ``valid_format`` that accepts the most values, for text where
+  it accepts at least ``FORMAT_SHARE_PERCENT`` of the present values;
+
+and first, for the table, ``row_count`` bounds. A profile of no rows suggests only a
+``schema`` rule, the one thing it knows. Nothing is suggested for a column whose profile was
+sampled away or skipped, nor ``unique`` from a sample (a sample cannot prove a key).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+from cola_core.common.formatting import format_value
+from cola_core.errors import ColaError
+from cola_core.language.profile import ColumnProfile, Profile
+
+__all__ = ["FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "suggest_rules"]
+
+STRICTNESS = ("exact", "margin")
+# How much a "margin" bound is widened: a tenth of the value (of the range, for range bounds).
+MARGIN = 0.1
+RARE_NULLS_PERCENT = 5.0
+FORMAT_SHARE_PERCENT = 99.0
+
+
+def suggest_rules(profile: Profile, strictness: str = "exact") -> list[dict[str, Any]]:
+    """A rule block that passes on the data ``profile`` describes (the module docstring)."""
+    if strictness not in STRICTNESS:
+        raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
+    margin = MARGIN if strictness == "margin" else 0.0
+    rows = profile.rows
+    if rows == 0:
+        return [{
+            "type": "schema", "name": "the profiled table's columns and types (it had no rows)",
+            "column_types": {c.name: c.type for c in profile.columns},
+        }]
+    if profile.sample is None:
+        counted = {"min": math.floor(round(rows * (1 - margin), 6)), "max": math.ceil(round(rows * (1 + margin), 6))}
+        why = f"{rows} rows when profiled"
+    else:  # a sample's rows say little of the table's
+        counted, why = {"min": 1}, "rows are present (profiled from a sample)"
+    rules: list[dict[str, Any]] = [{"type": "row_count", **counted, "name": why}]
+    for column in profile.columns:
+        if column.skipped is None and column.nulls is not None:
+            rules.extend(_for_column(column, rows, margin, sampled=profile.sample is not None))
+    return rules
+
+
+def _for_column(c: ColumnProfile, rows: int, margin: float, sampled: bool) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    present = rows - (c.nulls or 0)
+    if c.nulls == 0:
+        rules.append({"type": "not_null", "columns": [c.name], "name": f"0 NULLs in {rows} rows"})
+    elif c.null_percent is not None and c.null_percent <= RARE_NULLS_PERCENT and present:
+        limit = _limit(c.null_percent, margin)
+        rules.append({
+            "type": "missing_percent", "column": c.name, "must_be": f"<= {format_value(limit)}",
+            "name": f"{c.nulls} NULLs in {rows} rows ({format_value(round(c.null_percent, 4))}%)",
+        })
+    if c.kind == "collection":
+        return rules
+    if not sampled and c.distinct_exact and c.distinct == present and present > 1 and (c.nulls or 0) <= 1:
+        rules.append({"type": "unique", "columns": [c.name], "name": f"all {present} present values are distinct"})
+    if c.kind == "text" and c.top_values and c.distinct_exact and present >= 2 * len(c.top_values):
+        values = sorted(value for value, _ in c.top_values)
+        rules.append({
+            "type": "invalid_count", "column": c.name, "valid_values": values, "must_be": "= 0",
+            "name": f"{len(values)} distinct values",
+        })
+    bounds = _bounds(c, margin)
+    if bounds is not None:
+        low, high = bounds
+        rules.append({
+            "type": "range", "column": c.name, "min": low, "max": high,
+            "name": f"values from {format_value(c.minimum)} to {format_value(c.maximum)} when profiled",
+        })
+    if c.kind == "text" and c.formats and present:
+        name, matched = max(c.formats.items(), key=lambda item: item[1])  # the first of equals, by name order
+        share = 100.0 * matched / present
+        if share >= FORMAT_SHARE_PERCENT:
+            invalid = 100.0 * (present - matched) / rows  # invalid_percent's own measure
+            rules.append({
+                "type": "invalid_percent", "column": c.name, "valid_format": name,
+                "must_be": f"<= {format_value(_limit(invalid, margin))}",
+                "name": f"{format_value(round(share, 4))}% of present values are {name}",
+            })
+    return rules
+
+
+def _bounds(c: ColumnProfile, margin: float) -> tuple[Any, Any] | None:
+    """The range of a number column without NaN or infinity, or of a date column."""
+    if c.minimum is None or c.maximum is None:
+        return None
+    if c.kind == "date" and isinstance(c.minimum, dt.date):
+        spread = dt.timedelta(days=math.ceil((c.maximum - c.minimum).days * margin))
+        return (c.minimum - spread).isoformat(), (c.maximum + spread).isoformat()
+    if c.kind != "number" or c.nan or c.infinite:
+        return None
+    low, high = _number(c.minimum), _number(c.maximum)
+    if margin and high > low:
+        widen = (high - low) * margin
+        if isinstance(low, int) and isinstance(high, int):
+            return low - math.ceil(widen), high + math.ceil(widen)
+        # Outwards, at the second decimal: a margin needs no more digits than that.
+        return math.floor((low - widen) * 100) / 100, math.ceil((high + widen) * 100) / 100
+    return low, high
+
+
+def _number(value: Any) -> int | float:
+    """A rule number for a measured bound: Spark compares a decimal column with a double bound
+    as doubles, and ``float`` of a decimal is the double Spark's cast gives."""
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    return value if isinstance(value, int) else float(value)
+
+
+def _limit(percent: float, margin: float) -> float:
+    """A limit the measured ``percent`` meets: rounded up at the fourth decimal, and with a
+    margin, widened by it (rounded at the fourth decimal too)."""
+    limit = math.ceil(percent * 10_000) / 10_000
+    exact = limit if limit >= percent else limit + 0.0001
+    return max(exact, round(percent * (1 + margin), 4))
