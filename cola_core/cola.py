@@ -214,7 +214,7 @@ class Cola:
 
     def suggest(
         self, data: DataFrame | Profile, columns: Sequence[str] | None = None, sample: float | None = None,
-        strictness: str = "exact",
+        strictness: str = "exact", now: dt.datetime | None = None,
     ) -> list[dict[str, Any]]:
         """A rule block that passes on ``data`` (a DataFrame, profiled first, or its
         :meth:`profile`), each rule named for why it was suggested; what is suggested is in
@@ -223,11 +223,12 @@ class Cola:
         Args:
             strictness: ``"exact"`` for bounds at the observed values, ``"margin"`` for bounds
                 widened by a tenth.
+            now: the instant the ``freshness`` suggestion's age is taken at (the clock's by default).
         """
         if strictness not in ("exact", "margin"):
             raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
         profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
-        rules = suggest_rules(profile, strictness)
+        rules = suggest_rules(profile, strictness, now)
         self.parse(rules)  # a suggestion is an ordinary rule block
         return rules
 

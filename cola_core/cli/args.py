@@ -20,7 +20,7 @@ from cola_core.errors import ColaOutputError
 from cola_core.job.spec import JobSpec, checked_moment
 from cola_core.storage.specs import FORMATS, OutputSpec, history_spec, parse_output, parse_source
 
-__all__ = ["build_parser", "job_from_argv", "job_spec", "parse_arguments", "remote_url"]
+__all__ = ["build_parser", "job_from_argv", "job_spec", "parse_arguments", "remote_url", "source_config"]
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -61,7 +61,7 @@ def job_spec(args: argparse.Namespace) -> JobSpec:
     return JobSpec(
         command=args.command,
         rules=args.rules,
-        source=parse_source(_source_config(args)),
+        source=parse_source(source_config(args)),
         results=args.results,
         report=_output_argument(args.report, "--report") if args.report else None,
         pipeline=args.pipeline,
@@ -110,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
         "2 usage/rules/source/output error, 3 unexpected error",
     )
     parser.add_argument("--version", action="version", version=f"cola {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{check,split,history}")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="{check,split,profile,suggest,history}"
+    )
     common = _common_arguments()
     commands.add_parser(
         "check", parents=[common], help="measure the source against the rules",
@@ -134,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--quarantine-key", action="append", default=[], metavar="COLUMN",
         help="reject every row sharing this key with a rejected row (repeat for a composite key)",
     )
+    _add_profile_commands(commands)
     _add_history_command(commands.add_parser(
         "history", help="exclude a run, prune old rows, or print summaries of a history store",
         description="Work on a history store: the rows that --history appends, one per result per run.",
@@ -154,19 +157,7 @@ def _common_arguments() -> argparse.ArgumentParser:
         help="let the rules' SQL call JVM functions (reflect, java_method) and read files through "
         "path relations; only for trusted rules (see the documentation's security model)",
     )
-    source = common.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="PATH", help="a file or folder to read")
-    source.add_argument("--table", metavar="NAME", help="a catalog table, e.g. db.orders")
-    source.add_argument("--query", metavar="SQL", help="a read-only SELECT or WITH query")
-    reading = common.add_argument_group("reading --input")
-    # Checked by parse_source rather than argparse choices, for one message on every Python.
-    reading.add_argument(
-        "--format", metavar="FORMAT", help=f"the input format: {', '.join(FORMATS)} (default: parquet)"
-    )
-    reading.add_argument(
-        "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
-        help="a reader option, e.g. header=true (repeatable)",
-    )
+    _add_source_arguments(common)
     results = common.add_argument_group("results")
     results.add_argument("--results", metavar="FILE", help="write the results summary here as JSON")
     results.add_argument(
@@ -203,6 +194,70 @@ def _common_arguments() -> argparse.ArgumentParser:
         "-v", "--verbose", action="store_true", help="say on stderr which cola_core and Spark ran"
     )
     return common
+
+
+def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """SOURCE: ``--input`` (with ``--format`` and ``--option``), ``--table`` or ``--query``."""
+    source = parser.add_argument_group("source (give one)").add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", metavar="PATH", help="a file or folder to read")
+    source.add_argument("--table", metavar="NAME", help="a catalog table, e.g. db.orders")
+    source.add_argument("--query", metavar="SQL", help="a read-only SELECT or WITH query")
+    reading = parser.add_argument_group("reading --input")
+    # Checked by parse_source rather than argparse choices, for one message on every Python.
+    reading.add_argument(
+        "--format", metavar="FORMAT", help=f"the input format: {', '.join(FORMATS)} (default: parquet)"
+    )
+    reading.add_argument(
+        "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
+        help="a reader option, e.g. header=true (repeatable)",
+    )
+
+
+def _add_profile_commands(commands: Any) -> None:
+    """``cola profile`` and ``cola suggest`` (``cola_core.cli.profiling`` carries them out)."""
+    shared = argparse.ArgumentParser(add_help=False)
+    _add_source_arguments(shared)
+    shared.add_argument(
+        "--columns", type=_names, metavar="A,B,...", help="profile only these columns, in this order"
+    )
+    shared.add_argument(
+        "--sample", type=float, metavar="FRACTION",
+        help="profile this fraction of the rows (above 0, at most 1), drawn with a fixed seed",
+    )
+    spark = shared.add_argument_group("spark")
+    session = spark.add_mutually_exclusive_group()
+    session.add_argument("--master", metavar="URL", help="the Spark master of the session started (default local[*])")
+    session.add_argument(
+        "--remote", metavar="sc://HOST:PORT", type=remote_url, help="run as a client of this Spark Connect server"
+    )
+    spark.add_argument(
+        "--conf", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
+        help="a Spark setting for a session this command starts (repeatable)",
+    )
+    profile = commands.add_parser(
+        "profile", parents=[shared], help="print every column's statistics, from one scan",
+        description="Profile a source: per column, NULLs, distinct values, bounds, lengths, formats, top values.",
+    )
+    profile.add_argument("--out", metavar="FILE", help="also write the profile here as JSON")
+    suggest = commands.add_parser(
+        "suggest", parents=[shared], help="profile, and suggest a rule block that passes on the data",
+        description="Profile a source and suggest rules, each named for why; review them before you commit them.",
+    )
+    suggest.add_argument(
+        "--strictness", default="exact", metavar="exact|margin",
+        help="bounds at the observed values (exact, the default) or widened by a tenth (margin)",
+    )
+    suggest.add_argument(
+        "--out", metavar="FILE",
+        help="write the rules here (JSON for a .json file, else YAML with a comment per rule) instead of printing them",
+    )
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
+    return names
 
 
 def _add_history_arguments(common: argparse.ArgumentParser) -> None:
@@ -277,7 +332,8 @@ def _key_value(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
-def _source_config(args: argparse.Namespace) -> dict[str, Any]:
+def source_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The source a command line names (``--input``, ``--table`` or ``--query``), as a config."""
     if args.input is not None:
         return {"path": args.input, "format": args.format or "parquet", "options": dict(args.option)}
     if args.table is not None:

@@ -1,7 +1,8 @@
 """The ``cola`` command line (also ``python -m cola_core``): the program spark-submit runs.
 
 ``cola check`` measures a source against a rules file; ``cola split`` also writes its valid
-and invalid rows. Both print a table of results, and can write the results as JSON (the same
+and invalid rows; ``cola profile`` and ``cola suggest`` describe a source and suggest rules
+for it (``cola_core.cli.profiling``). Both print a table of results, and can write the results as JSON (the same
 dict the Airflow operators push to XCom) and the report.
 
 Exit status: 0 when nothing failed (warns included), 1 when a check failed (``--fail-exit-code``
@@ -24,6 +25,7 @@ from cola_core import exit_status
 from cola_core._version import __version__
 from cola_core.cli.args import build_parser, job_spec, parse_arguments
 from cola_core.cli.history import checked_history_arguments, run_history_command
+from cola_core.cli.profiling import run_profile_command
 from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.job.runner import (
@@ -61,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exit_.code or 0)
     if args.command == "history":
         return _run_history(args)
+    if args.command in ("profile", "suggest"):
+        return _run_profiling(args)
     try:
         return _run(args)
     except ColaError as error:
@@ -90,6 +94,24 @@ def _run_history(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:
+        traceback.print_exc()
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _run_profiling(args: argparse.Namespace) -> int:
+    try:
+        run_profile_command(args)
+    except ColaError as error:
+        _say_error(str(error))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        analysis = _analysis_error(error)
+        if analysis is not None:
+            _say_error(f"Spark refused a query: {analysis}")
+            return EXIT_ERROR
         traceback.print_exc()
         return EXIT_INTERNAL
     return EXIT_OK

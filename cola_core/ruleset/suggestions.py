@@ -16,7 +16,8 @@ suggested, per column, in this order:
 - ``invalid_percent`` with the ``valid_format`` that accepts the most values, for text where
   it accepts at least ``FORMAT_SHARE_PERCENT`` of the present values;
 
-and first, for the table, ``row_count`` bounds. A profile of no rows suggests only a
+and first, for the table, ``row_count`` bounds and the ``freshness`` of the timestamp column
+with the newest value (its age when profiled, in whole days, and one day more). A profile of no rows suggests only a
 ``schema`` rule, the one thing it knows. Nothing is suggested for a column whose profile was
 sampled away or skipped, nor ``unique`` from a sample (a sample cannot prove a key).
 """
@@ -24,6 +25,7 @@ sampled away or skipped, nor ``unique`` from a sample (a sample cannot prove a k
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from decimal import Decimal
 from typing import Any
@@ -32,7 +34,7 @@ from cola_core.common.formatting import format_value
 from cola_core.errors import ColaError
 from cola_core.language.profile import ColumnProfile, Profile
 
-__all__ = ["FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "suggest_rules"]
+__all__ = ["FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "suggest_rules", "suggestions_yaml"]
 
 STRICTNESS = ("exact", "margin")
 # How much a "margin" bound is widened: a tenth of the value (of the range, for range bounds).
@@ -41,8 +43,15 @@ RARE_NULLS_PERCENT = 5.0
 FORMAT_SHARE_PERCENT = 99.0
 
 
-def suggest_rules(profile: Profile, strictness: str = "exact") -> list[dict[str, Any]]:
-    """A rule block that passes on the data ``profile`` describes (the module docstring)."""
+def suggest_rules(
+    profile: Profile, strictness: str = "exact", now: dt.datetime | None = None
+) -> list[dict[str, Any]]:
+    """A rule block that passes on the data ``profile`` describes (the module docstring).
+
+    Args:
+        now: the instant the ``freshness`` rule's age is taken at (this process's clock by
+            default); a profile's timestamps are this process's local time, as pyspark gives them.
+    """
     if strictness not in STRICTNESS:
         raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
     margin = MARGIN if strictness == "margin" else 0.0
@@ -58,6 +67,9 @@ def suggest_rules(profile: Profile, strictness: str = "exact") -> list[dict[str,
     else:  # a sample's rows say little of the table's
         counted, why = {"min": 1}, "rows are present (profiled from a sample)"
     rules: list[dict[str, Any]] = [{"type": "row_count", **counted, "name": why}]
+    fresh = _freshness(profile, now or dt.datetime.now(), margin)
+    if fresh is not None:
+        rules.append(fresh)
     for column in profile.columns:
         if column.skipped is None and column.nulls is not None:
             rules.extend(_for_column(column, rows, margin, sampled=profile.sample is not None))
@@ -105,6 +117,26 @@ def _for_column(c: ColumnProfile, rows: int, margin: float, sampled: bool) -> li
     return rules
 
 
+def _freshness(profile: Profile, now: dt.datetime, margin: float) -> dict[str, Any] | None:
+    """``freshness`` of the timestamp column with the newest value: its age in whole days, and
+    one day more, which also covers a time zone's offset between this process and Spark's
+    session (never more than 14 hours)."""
+    stamped = [c for c in profile.columns if c.kind == "timestamp" and isinstance(c.maximum, dt.datetime)]
+    if not stamped:
+        return None
+    def local(moment: dt.datetime) -> dt.datetime:
+        return moment if moment.tzinfo is None else moment.astimezone().replace(tzinfo=None)
+
+    newest = max(stamped, key=lambda c: local(c.maximum))
+    seen = local(newest.maximum)
+    age_days = max(0.0, (local(now) - seen).total_seconds() / 86_400)
+    days = math.ceil(age_days * (1 + margin)) + 1
+    return {
+        "type": "freshness", "column": newest.name, "must_be": f"< {days}d",
+        "name": f"the newest {newest.name} was {format_value(round(age_days, 2))} days old when profiled",
+    }
+
+
 def _bounds(c: ColumnProfile, margin: float) -> tuple[Any, Any] | None:
     """The range of a number column without NaN or infinity, or of a date column."""
     if c.minimum is None or c.maximum is None:
@@ -138,3 +170,21 @@ def _limit(percent: float, margin: float) -> float:
     limit = math.ceil(percent * 10_000) / 10_000
     exact = limit if limit >= percent else limit + 0.0001
     return max(exact, round(percent * (1 + margin), 4))
+
+
+def suggestions_yaml(rules: list[dict[str, Any]]) -> str:
+    """``rules`` as a YAML rules file with a comment per rule saying why it was suggested.
+
+    Every value is written in JSON's notation, which YAML reads as the same value (a quoted
+    string stays a string, ``"2024-01-01"`` never becomes a date), so no YAML library is needed.
+    """
+    lines = [
+        "# Rules suggested by `cola suggest` from a profile of the data. Each passes on the data",
+        "# it was profiled from; review the bounds before you commit the file.",
+        "rules:",
+    ]
+    for rule in rules:
+        lines.append("  # " + " ".join(str(rule.get("name", rule["type"])).split()))
+        for number, (key, value) in enumerate(rule.items()):
+            lines.append(f"  {'- ' if number == 0 else '  '}{key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cola_core import Cola
 from cola_core.errors import ColaError
 from cola_core.language.profile import ColumnProfile, Profile
-from cola_core.ruleset.suggestions import suggest_rules
+from cola_core.ruleset.suggestions import suggest_rules, suggestions_yaml
 
 
 def _profile(sample: float | None = None) -> Profile:
@@ -94,6 +94,44 @@ def test_an_unknown_strictness_is_refused():
     assert len(Cola().parse(suggest_rules(_profile(), "margin"))) == 14
 
 
+def test_the_newest_timestamp_column_gets_a_freshness_rule_in_whole_days():
+    stamps = Profile(10, (
+        ColumnProfile("created", "timestamp", "timestamp", 10, nulls=0, minimum=dt.datetime(2024, 1, 1),
+                      maximum=dt.datetime(2024, 1, 5, 6)),
+        ColumnProfile("updated", "timestamp", "timestamp", 10, nulls=1, minimum=dt.datetime(2024, 1, 1),
+                      maximum=dt.datetime(2024, 1, 8, 12)),
+    ))
+    now = dt.datetime(2024, 1, 10)
+    assert suggest_rules(stamps, now=now)[1] == {
+        "type": "freshness", "column": "updated", "must_be": "< 3d",
+        "name": "the newest updated was 1.5 days old when profiled",
+    }
+    assert suggest_rules(stamps, "margin", now=now)[1]["must_be"] == "< 3d"  # 1.65 days, rounded up, and one more
+    assert suggest_rules(stamps, now=dt.datetime(2024, 1, 8, 12))[1]["must_be"] == "< 1d"
+
+
+def test_the_yaml_file_has_a_comment_per_rule_and_json_values():
+    rules = [
+        {"type": "not_null", "columns": ["id"], "name": "0 NULLs in 2 rows"},
+        {"type": "range", "column": "day", "min": "2024-01-01", "max": "2024-01-02", "name": "values from\n2024"},
+    ]
+    assert suggestions_yaml(rules) == (
+        "# Rules suggested by `cola suggest` from a profile of the data. Each passes on the data\n"
+        "# it was profiled from; review the bounds before you commit the file.\n"
+        "rules:\n"
+        "  # 0 NULLs in 2 rows\n"
+        '  - type: "not_null"\n'
+        '    columns: ["id"]\n'
+        '    name: "0 NULLs in 2 rows"\n'
+        "  # values from 2024\n"
+        '  - type: "range"\n'
+        '    column: "day"\n'
+        '    min: "2024-01-01"\n'
+        '    max: "2024-01-02"\n'
+        '    name: "values from\\n2024"\n'
+    )
+
+
 # -- on real data: every suggestion passes where it came from -----------------------------
 
 _TABLES = st.lists(
@@ -103,6 +141,7 @@ _TABLES = st.lists(
         st.one_of(st.none(), st.sampled_from(["paid", "pending", "a@b.com", "x y", "", "2024-01-02", "ß"])),
         st.one_of(st.none(), st.dates(dt.date(1900, 1, 1), dt.date(2100, 12, 31))),
         st.one_of(st.none(), st.decimals(-1000, 1000, places=2, allow_nan=False)),
+        st.one_of(st.none(), st.datetimes(dt.datetime(1990, 1, 1), dt.datetime(2025, 12, 31))),
     ),
     max_size=25,
 )
@@ -112,7 +151,7 @@ _TABLES = st.lists(
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(rows=_TABLES, strictness=st.sampled_from(["exact", "margin"]))
 def test_every_suggested_rule_passes_on_the_data_it_was_profiled_from(spark, rows, strictness):
-    df = spark.createDataFrame(rows, "n bigint, x double, s string, d date, m decimal(10,2)")
+    df = spark.createDataFrame(rows, "n bigint, x double, s string, d date, m decimal(10,2), t timestamp")
     cola = Cola()
     profile = cola.profile(df)
     rules = cola.suggest(profile, strictness=strictness)

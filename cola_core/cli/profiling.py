@@ -1,0 +1,73 @@
+"""``cola profile`` and ``cola suggest``: a source's profile, and the rules suggested from it.
+
+Both print the profile table. ``profile --out FILE`` also writes the profile as JSON;
+``suggest`` prints the suggested rules as a YAML rules file, or writes them to ``--out``
+(JSON for a ``.json`` file, YAML with a comment per rule otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cola_core.cli.args import source_config
+from cola_core.cola import Cola
+from cola_core.errors import ColaError, ColaOutputError
+from cola_core.ruleset.suggestions import STRICTNESS, suggestions_yaml
+from cola_core.storage.readwrite import read_source
+from cola_core.storage.session import spark_session, stop_session
+from cola_core.storage.specs import parse_source, without_file_scheme
+
+__all__ = ["run_profile_command"]
+
+
+def run_profile_command(args: argparse.Namespace) -> None:
+    """Carry out ``cola profile`` or ``cola suggest``; raises ``ColaError`` for what it refuses,
+    every argument checked before a JVM starts."""
+    source = parse_source(source_config(args))
+    if args.command == "suggest" and args.strictness not in STRICTNESS:
+        raise ColaError(f"--strictness must be exact or margin, got {args.strictness!r}")
+    out = _out_path(args.out) if args.out else None
+    cola = Cola()
+    spark, started_here = spark_session(args.remote or args.master, tuple(args.conf))
+    try:
+        with cola.sql_scope():
+            df = read_source(spark, source)
+        profile = cola.profile(df, args.columns, args.sample)
+        print(profile, flush=True)
+        if args.command == "profile":
+            if out is not None:
+                _write(out, json.dumps(profile.to_dict(), indent=2, allow_nan=False) + "\n")
+            return
+        rules = cola.suggest(profile, strictness=args.strictness)
+        as_json = out is not None and out.suffix.lower() == ".json"
+        text = json.dumps({"rules": rules}, indent=2, allow_nan=False) + "\n" if as_json else suggestions_yaml(rules)
+        if out is None:
+            print(f"\n{text}", end="", flush=True)
+        else:
+            _write(out, text)
+            print(f"cola: wrote {len(rules)} suggested rules to {out}", file=sys.stderr, flush=True)
+    finally:
+        if started_here:
+            stop_session(spark)
+
+
+def _out_path(text: str) -> Path:
+    local = without_file_scheme(text)
+    if "://" in local:
+        raise ColaOutputError(f"--out must be a local file (a path or a file: URI), got {text!r}")
+    path = Path(local)
+    if not path.parent.is_dir():
+        raise ColaOutputError(f"--out: the folder {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise ColaOutputError(f"--out: {str(path)!r} is a folder, not a file")
+    return path
+
+
+def _write(path: Path, text: str) -> None:
+    # Written whole under another name, then renamed: a reader never sees half a file.
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)

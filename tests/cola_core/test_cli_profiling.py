@@ -1,0 +1,77 @@
+"""``cola profile`` and ``cola suggest``: main() in-process against the test session, and the
+refusals that come before any Spark work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cola_core import Cola
+from cola_core.cli.main import main
+from cola_core.language.files import read_rules_file
+from cola_core.storage.readwrite import read_source
+from cola_helpers import DATA, ORDERS_ARGV
+
+
+def _orders(spark):
+    return read_source(spark, {"path": str(DATA / "orders.csv"), "format": "csv",
+                               "options": {"header": True, "inferSchema": True}})
+
+
+@pytest.mark.spark
+def test_profile_prints_the_table_and_writes_the_profile_as_json(spark, tmp_path, capsys):
+    out = tmp_path / "profile.json"
+    assert main(["profile", *ORDERS_ARGV, "--columns", "order_id,amount", "--out", str(out)]) == 0
+    expected = Cola().profile(_orders(spark), ["order_id", "amount"])
+    assert capsys.readouterr().out == f"{expected}\n"
+    assert json.loads(out.read_text()) == expected.to_dict()
+
+
+@pytest.mark.spark
+def test_suggest_writes_a_yaml_rules_file_that_reads_back_as_the_suggestions(spark, tmp_path, capsys):
+    out = tmp_path / "rules.yaml"
+    assert main(["suggest", *ORDERS_ARGV, "--strictness", "margin", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    profile = Cola().profile(_orders(spark))
+    suggested = Cola().suggest(profile, strictness="margin")
+    assert printed.out == f"{profile}\n"
+    assert printed.err == f"cola: wrote {len(suggested)} suggested rules to {out}\n"
+    text = out.read_text()
+    assert text.startswith("# Rules suggested by `cola suggest` from a profile of the data.")
+    assert f"  # {suggested[1]['name']}\n  - type: \"{suggested[1]['type']}\"\n" in text
+    assert read_rules_file(out) == suggested
+    # The suggestions pass on the data they came from, through the command as well.
+    assert main(["check", "--rules", str(out), *ORDERS_ARGV]) == 0
+
+
+@pytest.mark.spark
+def test_suggest_writes_json_for_a_json_file_and_prints_yaml_without_out(spark, tmp_path, capsys):
+    out = tmp_path / "rules.json"
+    assert main(["suggest", *ORDERS_ARGV, "--columns", "order_id", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert json.loads(out.read_text()) == {"rules": Cola().suggest(_orders(spark), ["order_id"])}
+    assert main(["suggest", *ORDERS_ARGV, "--columns", "order_id"]) == 0
+    printed = capsys.readouterr().out
+    assert "\nrules:\n  # " in printed
+
+
+@pytest.mark.spark
+def test_an_unknown_column_is_refused_with_exit_2(spark, capsys):
+    assert main(["profile", *ORDERS_ARGV, "--columns", "order_id,nope"]) == 2
+    err = capsys.readouterr().err
+    assert err == "cola: error: no column 'nope' in the DataFrame; its columns are order_id, customer, email, amount, status\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--out", "/no/such/folder/rules.yaml"], "cola: error: --out: the folder '/no/such/folder' does not exist\n"),
+        (["--strictness", "loose"], "cola: error: --strictness must be exact or margin, got 'loose'\n"),
+        (["--out", "s3://bucket/rules.yaml"],
+         "cola: error: --out must be a local file (a path or a file: URI), got 's3://bucket/rules.yaml'\n"),
+    ],
+)
+def test_a_bad_argument_is_refused_before_spark_starts(capsys, arguments, message):
+    assert main(["suggest", "--table", "orders", *arguments]) == 2
+    assert capsys.readouterr().err == message
