@@ -26,6 +26,7 @@ def orders(spark):
     return spark.createDataFrame(rows, schema).selectExpr("*", "array(id) AS tags", "struct(id) AS nested")
 
 
+@pytest.mark.connect
 def test_a_profile_measures_every_column_in_its_own_terms(orders):
     profile = Cola().profile(orders)
     assert profile.rows == 4 and profile.sample is None and profile.distinct_error == 0.01
@@ -83,6 +84,7 @@ def test_a_possible_key_is_counted_exactly_and_only_it(spark, job_counter):
         assert counted.jobs == 3  # the scan, and one exact count per possible key
 
 
+@pytest.mark.connect
 def test_chosen_columns_a_sample_and_an_empty_table(spark, orders):
     chosen = Cola().profile(orders, columns=["s", "id"])
     assert [c.name for c in chosen.columns] == ["s", "id"]
