@@ -82,7 +82,8 @@ def hand_profile(df: DataFrame) -> dict[str, Any]:
     row = df.selectExpr(*exprs).collect()[0]
     small = CODES + SMALL_TEXT
     stacked = ", ".join(f"{n}, CAST({column} AS STRING)" for n, column in enumerate(small))
-    counted = df.selectExpr(f"stack({len(small)}, {stacked}) AS (n, v)").where("v IS NOT NULL").groupBy("n", "v").count()
+    stacked_rows = df.selectExpr(f"stack({len(small)}, {stacked}) AS (n, v)")
+    counted = stacked_rows.where("v IS NOT NULL").groupBy("n", "v").count()
     top: dict[str, list[tuple[str, int]]] = {column: [] for column in small}
     for grouped in counted.collect():
         top[small[grouped["n"]]].append((grouped["v"], grouped["count"]))
