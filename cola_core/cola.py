@@ -18,7 +18,7 @@ from cola_core.guards.sqlguard import allowing_outside_access
 from cola_core.history.store import RunInfo
 from cola_core.job.runner import run_checks, run_split
 from cola_core.job.spec import checked_samples
-from cola_core.language.profile import Profile
+from cola_core.language.profiles import Profile
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import DISTINCT_STRATEGIES
 from cola_core.plan.profiling import profile_table
@@ -199,7 +199,7 @@ class Cola:
             )
 
     def profile(self, df: DataFrame, columns: Sequence[str] | None = None, sample: float | None = None) -> Profile:
-        """Every column's statistics (``cola_core.language.profile`` says which), in one
+        """Every column's statistics (``cola_core.language.profiles`` says which), in one
         planned scan, one job for the columns of few values, and one per possible key.
 
         Args:

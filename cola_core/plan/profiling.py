@@ -11,7 +11,7 @@ The jobs, whatever the width:
    present values (and that holds whole numbers, text, dates or timestamps) has its distinct
    values counted exactly, so that ``unique`` is suggested only for a true key.
 
-What each statistic means is in ``cola_core.language.profile``.
+What each statistic means is in ``cola_core.language.profiles``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.conditions import NAMED_FORMATS, invalid_condition, type_family
 from cola_core.common.columns import column_of
+from cola_core.common.formatting import cut_text
 from cola_core.errors import ColaError
-from cola_core.language.profile import TOP_VALUES_UP_TO, ColumnProfile, Profile
+from cola_core.language.profiles import TOP_VALUE_CHARS, TOP_VALUES_UP_TO, ColumnProfile, Profile
 from cola_core.plan.planner import count_distinct_rows, rows_in_jobs
 
 if TYPE_CHECKING:
@@ -66,7 +67,9 @@ def profile_table(
     measured = [plan.read(rows, row[plan.first : plan.first + len(plan.aggregates)]) for plan in plans]
     small = [n for n, m in enumerate(measured) if m.get("distinct") is not None and m["distinct"] <= TOP_VALUES_UP_TO]
     for n, values in _value_counts(df, [plans[n].field.name for n in small]).items():
-        measured[small[n]].update(top_values=values, distinct=len(values), distinct_exact=True)
+        shown = tuple((cut_text(value, TOP_VALUE_CHARS), count) for value, count in values)
+        measured[small[n]].update(top_values=shown, top_values_cut=shown != values, distinct=len(values),
+                                  distinct_exact=True)
     for n, m in enumerate(measured):
         if _maybe_a_key(plans[n], m, rows):
             distinct = count_distinct_rows(df, [plans[n].field.name]) - (1 if m["nulls"] else 0)

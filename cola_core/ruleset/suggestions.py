@@ -10,7 +10,7 @@ suggested, per column, in this order:
 - ``unique`` for a column whose present values were counted exactly and are all distinct (at
   most one NULL, as ``unique`` holds NULL equal to NULL);
 - ``invalid_count`` with ``valid_values`` for text whose values were all counted (at most
-  ``language.profile.TOP_VALUES_UP_TO``),
+  ``language.profiles.TOP_VALUES_UP_TO``) and none of them shown cut,
   each seen at least twice on average (so that an identifier column is not taken for a list);
 - ``range`` for numbers without NaN or infinity, and for dates;
 - ``invalid_percent`` with the ``valid_format`` that accepts the most values, for text where
@@ -32,7 +32,7 @@ from typing import Any
 
 from cola_core.common.formatting import format_value
 from cola_core.errors import ColaError
-from cola_core.language.profile import ColumnProfile, Profile
+from cola_core.language.profiles import ColumnProfile, Profile
 
 __all__ = ["FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "suggest_rules", "suggestions_yaml"]
 
@@ -91,8 +91,9 @@ def _for_column(c: ColumnProfile, rows: int, margin: float, sampled: bool) -> li
         return rules
     if not sampled and c.distinct_exact and c.distinct == present and present > 1 and (c.nulls or 0) <= 1:
         rules.append({"type": "unique", "columns": [c.name], "name": f"all {present} present values are distinct"})
-    if c.kind == "text" and c.top_values and c.distinct_exact and present >= 2 * len(c.top_values):
-        values = sorted(value for value, _ in c.top_values)
+    counted = () if c.top_values_cut else c.top_values or ()  # a cut value could not be listed as it is
+    if c.kind == "text" and counted and c.distinct_exact and present >= 2 * len(counted):
+        values = sorted(value for value, _ in counted)
         rules.append({
             "type": "invalid_count", "column": c.name, "valid_values": values, "must_be": "= 0",
             "name": f"{len(values)} distinct values",

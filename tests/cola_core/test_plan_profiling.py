@@ -33,7 +33,8 @@ def test_a_profile_measures_every_column_in_its_own_terms(orders):
     columns = {c["name"]: c for c in profile.to_dict()["columns"]}
     assert list(columns) == ["id", "email", "v", "d", "t", "s", "b", "tags", "nested"]
     common = {"rows": 4, "distinct_exact": True, "minimum": None, "maximum": None, "mean": None, "stddev": None,
-              "nan": None, "infinite": None, "min_length": None, "max_length": None, "formats": {}, "skipped": None}
+              "nan": None, "infinite": None, "min_length": None, "max_length": None, "formats": {}, "skipped": None,
+              "top_values_cut": False}
     assert columns["id"] == {**common, "name": "id", "type": "bigint", "kind": "number", "nulls": 0, "null_percent": 0.0,
                              "distinct": 4, "minimum": 1, "maximum": 4, "mean": 2.5, "stddev": 1.2909944487358056,
                              "top_values": [["1", 1], ["2", 1], ["3", 1], ["4", 1]]}
@@ -95,6 +96,17 @@ def test_chosen_columns_a_sample_and_an_empty_table(spark, orders):
     assert [(c.nulls, c.null_percent, c.distinct, c.minimum, c.mean, c.top_values) for c in empty.columns] == [
         (0, 0.0, 0, None, None, ()), (0, 0.0, 0, None, None, ()),
     ]
+
+
+def test_a_long_value_is_shown_cut_and_never_suggested_as_a_valid_value(spark):
+    long_a, long_b = "a" * 1000, "a" * 999 + "b"  # the same first 200 characters
+    df = spark.createDataFrame([(long_a,), (long_a,), (long_b,), (long_b,)], "note string")
+    (note,) = Cola().profile(df).columns
+    shown = "a" * 200 + "… [cut: 800 characters]"
+    assert (note.top_values, note.top_values_cut, note.distinct, note.max_length) == (
+        ((shown, 2), (shown, 2)), True, 2, 1000,
+    )
+    assert [rule["type"] for rule in Cola().suggest(df)] == ["row_count", "not_null", "invalid_percent"]
 
 
 @pytest.mark.parametrize(

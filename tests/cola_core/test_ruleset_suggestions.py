@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cola_core import Cola
 from cola_core.errors import ColaError
-from cola_core.language.profile import ColumnProfile, Profile
+from cola_core.language.profiles import ColumnProfile, Profile
 from cola_core.ruleset.suggestions import suggest_rules, suggestions_yaml
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cola_core.language.profile import ColumnProfile, Profile
+from cola_core.language.profiles import ColumnProfile, Profile
 
 
 def _profile() -> Profile:

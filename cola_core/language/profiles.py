@@ -18,7 +18,9 @@ What each statistic means, and when it is missing:
 - ``formats``: for text, how many present values each named ``valid_format`` accepts, exactly
   as an ``invalid_count`` rule with that format would judge them (only formats with a match);
 - ``top_values``: for a column of at most ``TOP_VALUES_UP_TO`` distinct values, each value (as
-  text) with its count, the most frequent first (ties by value);
+  text) with its count, the most frequent first (ties by value); a value longer than
+  ``TOP_VALUE_CHARS`` is shown cut (``common.formatting.cut_text``), and ``top_values_cut``
+  says so;
 - ``skipped``: why a column was not measured (a struct or binary column); map and array
   columns get counts only (``rows``, ``nulls``).
 """
@@ -32,11 +34,14 @@ from typing import Any
 
 from cola_core.common.formatting import format_value, json_safe
 
-__all__ = ["TOP_VALUES_UP_TO", "ColumnProfile", "Profile"]
+__all__ = ["TOP_VALUES_UP_TO", "TOP_VALUE_CHARS", "ColumnProfile", "Profile"]
 
 # A column of at most this many distinct values is counted value by value (its top values,
 # and an exact distinct count), in one job for all such columns.
 TOP_VALUES_UP_TO = 20
+# A top value is shown in at most this many characters: a profile stays small enough for an
+# XCom and a terminal, whatever the column holds.
+TOP_VALUE_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class ColumnProfile:
     max_length: int | None = None
     formats: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     top_values: tuple[tuple[str, int], ...] | None = None
+    top_values_cut: bool = False
     skipped: str | None = None
 
     @property
@@ -82,6 +88,7 @@ class ColumnProfile:
             "mean": self.mean, "stddev": self.stddev, "nan": self.nan, "infinite": self.infinite,
             "min_length": self.min_length, "max_length": self.max_length, "formats": dict(self.formats),
             "top_values": None if self.top_values is None else [list(pair) for pair in self.top_values],
+            "top_values_cut": self.top_values_cut,
             "skipped": self.skipped,
         }
         safe = json_safe(data)
