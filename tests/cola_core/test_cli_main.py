@@ -241,7 +241,9 @@ def test_usage_errors_exit_2(tmp_path):
 
 def test_usage_details(capsys):
     assert main([]) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == "cola: error: the following arguments are required: {check,split,history}"
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "cola: error: the following arguments are required: {check,split,profile,suggest,history}"
+    )
     assert main(["check", "--rules", "r.json", "--table", "t", "--format", "csv"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "cola: error: --format only applies with --input"
     assert main(["check", "--rules", "r.json", "--table", "t", "--option", "a=b"]) == 2
