@@ -21,7 +21,7 @@ completed and judged) is :class:`cola_core.checks.machinery.CheckMachinery`, whi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -237,7 +237,7 @@ class BaseCheck(CheckMachinery):
         """The check's one predicate as SQL text built by ``common.sqltext``, when it has a
         shape that can be written so, else None. When given, :meth:`violation` must be
         ``F.expr`` of it: the planner then counts offending rows with one expression of text
-        (:meth:`count_text`), which equal rules of a block share."""
+        (:meth:`count_where`), which equal rules of a block share."""
         return None
 
     def sample_values(self, df: DataFrame) -> list[tuple[str, Column]]:
@@ -312,16 +312,18 @@ class BaseCheck(CheckMachinery):
             return shared(("rows", None), lambda: F.count(one))
         return shared(("rows", self.where), lambda: F.count(F.when(scope, one)))
 
-    def count_text(self, condition: str) -> Column | None:
-        """An aggregate like :meth:`count_rows` of ``F.expr(condition)``, as one expression of
-        text, for a rule that sees every row; None for a scoped rule (its ``where`` is the
-        user's text, which is never spliced into other text). Equal conditions in a block
-        share one aggregate, which Spark then computes once."""
-        if self.where is not None:
-            return None
+    def count_where(self, text: str | None, condition: Callable[[], Column]) -> Column:
+        """An aggregate: the rows in scope meeting a condition given both as SQL ``text``
+        (``common.sqltext``; None when it has no such form) and as the Column ``condition()``
+        builds. A rule that sees every row counts the text, in one expression that equal
+        conditions of a block share (Spark then computes it once); a scoped rule counts the
+        Column (:meth:`count_rows`), since its ``where`` is the user's text, which is never
+        spliced into other text."""
+        if text is None or self.where is not None:
+            return self.count_rows(condition())
         from pyspark.sql import functions as F
 
-        return shared(("count_text", condition), lambda: F.expr(f"count(CASE WHEN {condition} THEN 1 END)"))
+        return shared(("count_text", text), lambda: F.expr(f"count(CASE WHEN {text} THEN 1 END)"))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code}>"

@@ -76,8 +76,8 @@ class NotNullCheck(_LabelledCheck):
         from pyspark.sql import functions as F
 
         sql_column = identifier(df, column)
-        counted = None if sql_column is None else self.count_text(f"{sql_column} IS NULL")
-        return counted if counted is not None else self.count_rows(F.isnull(column_of(df, column)))
+        text = None if sql_column is None else f"{sql_column} IS NULL"
+        return self.count_where(text, lambda: F.isnull(column_of(df, column)))
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         # One count per column, in order (aggregations above).

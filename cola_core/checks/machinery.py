@@ -18,7 +18,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -106,7 +106,7 @@ class CheckMachinery(metaclass=FrozenOnceBuilt):
         def in_scope(self, condition: Column) -> Column: ...
         def count_rows(self, condition: Column | None = None) -> Column: ...
         def violation_text(self, df: DataFrame) -> str | None: ...
-        def count_text(self, condition: str) -> Column | None: ...
+        def count_where(self, text: str | None, condition: Callable[[], Column]) -> Column: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self.__dict__.get("_built"):
@@ -253,12 +253,9 @@ class CheckMachinery(metaclass=FrozenOnceBuilt):
     def count_offending(self, df: DataFrame) -> Column:
         """An aggregate: the rows in scope that break any of the check's predicates. A NULL
         predicate blames no row, as ``count`` skips the NULL it leaves."""
-        text = self.violation_text(df)
-        counted = None if text is None else self.count_text(text)
-        if counted is not None:
-            return counted
-        predicates = [predicate for _, predicate in self.violations(df)]
-        return self.count_rows(reduce(lambda a, b: a | b, predicates))
+        return self.count_where(
+            self.violation_text(df), lambda: reduce(lambda a, b: a | b, (p for _, p in self.violations(df)))
+        )
 
     # -- completing and judging a result ----------------------------------------------------
 

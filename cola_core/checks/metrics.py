@@ -102,9 +102,7 @@ class _RowMetricCheck(_MetricCheck):
         return self.condition(df) if text is None else F.expr(text)
 
     def aggregations(self, df: DataFrame) -> list[Column]:
-        text = self.violation_text(df)
-        counted = None if text is None else self.count_text(text)
-        return [self.count_rows(), counted if counted is not None else self.count_rows(self.condition(df))]
+        return [self.count_rows(), self.count_where(self.violation_text(df), lambda: self.condition(df))]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows, offending = int(values[0]), int(values[1])

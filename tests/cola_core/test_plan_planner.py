@@ -399,7 +399,7 @@ def test_a_block_costs_fewer_py4j_calls_per_rule_than_the_hand_written_plan(benc
 
 # A range over a number or date column, and a regex over a text column, are written as one
 # SQL expression (common.sqltext) instead of a Column tree of a dozen functions and
-# operators, and counted with one expression of text (BaseCheck.count_text) that equal rules
+# operators, and counted with one expression of text (BaseCheck.count_where) that equal rules
 # share: 4.2 Py4J round trips per rule here, the block's own calls included (the 40 regex rules
 # have 3 patterns), where the Column path took 47 and the expression inside count(when(...))
 # 11.2 (pyspark 4.2.0, call sites recorded, as this session does). The bound leaves a little room.
