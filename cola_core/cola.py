@@ -26,7 +26,7 @@ from cola_core.plan.split import ColaSplit, split_block
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.ruleset.parsing import parse_rules
 from cola_core.ruleset.registry import default_checks, validate_registration
-from cola_core.ruleset.suggestions import suggest_rules
+from cola_core.ruleset.suggestions import checked_strictness, suggest_rules
 from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
@@ -225,8 +225,7 @@ class Cola:
                 widened by a tenth.
             now: the instant the ``freshness`` suggestion's age is taken at (the clock's by default).
         """
-        if strictness not in ("exact", "margin"):
-            raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
+        checked_strictness(strictness)  # before any Spark work
         profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
         rules = suggest_rules(profile, strictness, now)
         self.parse(rules)  # a suggestion is an ordinary rule block

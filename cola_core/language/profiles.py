@@ -68,6 +68,10 @@ class ColumnProfile:
     top_values_cut: bool = False
     skipped: str | None = None
 
+    def __post_init__(self) -> None:
+        # Frozen all the way down: the format counts cannot be changed through the mapping either.
+        object.__setattr__(self, "formats", MappingProxyType(dict(self.formats)))
+
     @property
     def present(self) -> int | None:
         """Values that are not NULL."""

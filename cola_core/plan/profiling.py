@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.conditions import NAMED_FORMATS, invalid_condition, type_family
-from cola_core.common.columns import column_of
+from cola_core.common.columns import column_of, top_level_name
 from cola_core.common.formatting import cut_text
 from cola_core.errors import ColaError
 from cola_core.language.profiles import TOP_VALUE_CHARS, TOP_VALUES_UP_TO, ColumnProfile, Profile
@@ -66,9 +66,9 @@ def profile_table(
     rows = int(row[0])
     measured = [plan.read(rows, row[plan.first : plan.first + len(plan.aggregates)]) for plan in plans]
     small = [n for n, m in enumerate(measured) if m.get("distinct") is not None and m["distinct"] <= TOP_VALUES_UP_TO]
-    for n, values in _value_counts(df, [plans[n].field.name for n in small]).items():
+    for n, values in zip(small, _value_counts(df, [plans[n].field.name for n in small]), strict=True):
         shown = tuple((cut_text(value, TOP_VALUE_CHARS), count) for value, count in values)
-        measured[small[n]].update(top_values=shown, top_values_cut=shown != values, distinct=len(values),
+        measured[n].update(top_values=shown, top_values_cut=shown != values, distinct=len(values),
                                   distinct_exact=True)
     for n, m in enumerate(measured):
         if _maybe_a_key(plans[n], m, rows):
@@ -86,11 +86,13 @@ def _fields(df: DataFrame, columns: Sequence[str] | None) -> list[StructField]:
     if isinstance(columns, str) or not all(isinstance(name, str) for name in columns):
         raise ColaError(f"columns must be a list of column names, got {columns!r}")
     by_name = {field.name: field for field in fields}
-    unknown = [name for name in columns if name not in by_name]
+    # A name finds its column as a rule's does (columns.column_of): exactly, else ignoring case.
+    found = {name: top_level_name(list(by_name), name) for name in columns}
+    unknown = [name for name, top in found.items() if top is None]
     if unknown:
         raise ColaError(f"no column {', '.join(map(repr, unknown))} in the DataFrame; its columns are "
                         f"{', '.join(by_name)}")
-    return [by_name[name] for name in dict.fromkeys(columns)]
+    return [by_name[top] for top in dict.fromkeys(top for top in found.values() if top is not None)]
 
 
 class _ColumnPlan:
@@ -184,18 +186,18 @@ def _maybe_a_key(plan: _ColumnPlan, measured: dict[str, Any], rows: int) -> bool
     return isinstance(plan.field.dataType, keyish) and 0 < present <= measured["distinct"] / (1 - 3 * DISTINCT_ERROR)
 
 
-def _value_counts(df: DataFrame, names: Sequence[str]) -> dict[int, tuple[tuple[str, int], ...]]:
-    """Each listed column's present values (as text) and their counts, most frequent first,
-    in one job for all of them."""
+def _value_counts(df: DataFrame, names: Sequence[str]) -> list[tuple[tuple[str, int], ...]]:
+    """Each listed column's present values (as text) and their counts, most frequent first
+    (ties by value), in one job for all of them."""
     if not names:
-        return {}
+        return []
     from pyspark.sql import functions as F
 
     pairs = F.array(*[
         F.struct(F.lit(n).alias("n"), column_of(df, name).cast("string").alias("v")) for n, name in enumerate(names)
     ])
     counted = df.select(F.inline(pairs)).where(F.col("v").isNotNull()).groupBy("n", "v").count()
-    values: dict[int, list[tuple[str, int]]] = {n: [] for n in range(len(names))}
+    values: list[list[tuple[str, int]]] = [[] for _ in names]
     for row in counted.collect():
         values[int(row["n"])].append((row["v"], int(row["count"])))
-    return {n: tuple(sorted(pairs_, key=lambda pair: (-pair[1], pair[0]))) for n, pairs_ in values.items()}
+    return [tuple(sorted(column, key=lambda pair: (-pair[1], pair[0]))) for column in values]

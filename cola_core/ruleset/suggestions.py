@@ -34,7 +34,10 @@ from cola_core.common.formatting import format_value
 from cola_core.errors import ColaError
 from cola_core.language.profiles import ColumnProfile, Profile
 
-__all__ = ["FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "suggest_rules", "suggestions_yaml"]
+__all__ = [
+    "FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "checked_strictness", "suggest_rules",
+    "suggestions_yaml",
+]
 
 STRICTNESS = ("exact", "margin")
 # How much a "margin" bound is widened: a tenth of the value (of the range, for range bounds).
@@ -52,8 +55,7 @@ def suggest_rules(
         now: the instant the ``freshness`` rule's age is taken at (this process's clock by
             default); a profile's timestamps are this process's local time, as pyspark gives them.
     """
-    if strictness not in STRICTNESS:
-        raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
+    checked_strictness(strictness)
     margin = MARGIN if strictness == "margin" else 0.0
     rows = profile.rows
     if rows == 0:
@@ -74,6 +76,13 @@ def suggest_rules(
         if column.skipped is None and column.nulls is not None:
             rules.extend(_for_column(column, rows, margin, sampled=profile.sample is not None))
     return rules
+
+
+def checked_strictness(strictness: Any) -> str:
+    """``strictness`` when it is one of :data:`STRICTNESS`; raises ``ColaError`` otherwise."""
+    if strictness not in STRICTNESS:
+        raise ColaError(f"strictness must be 'exact' or 'margin', got {strictness!r}")
+    return str(strictness)
 
 
 def _for_column(c: ColumnProfile, rows: int, margin: float, sampled: bool) -> list[dict[str, Any]]:

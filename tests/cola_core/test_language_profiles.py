@@ -58,3 +58,5 @@ def test_to_dict_is_strict_json_and_a_column_is_found_by_name():
 def test_a_profile_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         _profile().rows = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _profile().column("email").formats["email"] = 0  # type: ignore[index]

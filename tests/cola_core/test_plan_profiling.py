@@ -89,6 +89,8 @@ def test_a_possible_key_is_counted_exactly_and_only_it(spark, job_counter):
 def test_chosen_columns_a_sample_and_an_empty_table(spark, orders):
     chosen = Cola().profile(orders, columns=["s", "id"])
     assert [c.name for c in chosen.columns] == ["s", "id"]
+    # A name finds its column as a rule's does: exactly, else ignoring case.
+    assert [c.name for c in Cola().profile(orders, columns=["S", "Id", "s"]).columns] == ["s", "id"]
     sampled = [Cola().profile(orders, sample=0.5).to_dict() for _ in range(2)]
     assert sampled[0] == sampled[1] and sampled[0]["sample"] == 0.5
     empty = Cola().profile(orders.where("id < 0"), columns=["id", "email"])
