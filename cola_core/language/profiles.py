@@ -143,6 +143,9 @@ class Profile:
             lines.append((
                 c.name, c.type, nulls, distinct, _shown(c.minimum), _shown(c.maximum), _shown(c.mean), extra,
             ))
+        # One line per column, as the results table keeps a message on one line: whitespace
+        # in a name or a value (a newline, a tab) is shown as one space.
+        lines = [tuple(" ".join(cell.split()) for cell in line) for line in lines]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
         title = f"Profile of {self.rows} rows" + ("" if self.sample is None else f" (a {self.sample} sample)")
         table = [

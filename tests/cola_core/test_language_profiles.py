@@ -60,3 +60,13 @@ def test_a_profile_is_frozen():
         _profile().rows = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
         _profile().column("email").formats["email"] = 0  # type: ignore[index]
+
+
+def test_a_name_or_value_holding_a_newline_keeps_the_table_one_line_per_column():
+    odd = Profile(2, (ColumnProfile("t\nz", "string", "text", 2, nulls=0, distinct=1, distinct_exact=True,
+                                    top_values=(("it's\nnew", 2),)),))
+    assert str(odd).splitlines() == [
+        "Profile of 2 rows",
+        "column  type    nulls   distinct  min  max  mean  top values / formats",
+        "t z     string  0 (0%)  1                         it's new: 2",
+    ]
