@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core.checks import BaseCheck
 from cola_core.errors import ColaError
 from cola_core.guards.sqlguard import allowing_outside_access
+from cola_core.history.baselines import read_baselines
 from cola_core.history.store import RunInfo
 from cola_core.job.runner import run_checks, run_split
 from cola_core.job.spec import checked_samples
@@ -26,11 +27,18 @@ from cola_core.plan.split import ColaSplit, split_block
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.ruleset.parsing import parse_rules
 from cola_core.ruleset.registry import default_checks, validate_registration
-from cola_core.ruleset.suggestions import checked_strictness, suggest_rules
+from cola_core.ruleset.suggestions import (
+    LEARN_FROM_RUNS,
+    LEARNED_TYPES,
+    checked_strictness,
+    learned_rules,
+    measured_values,
+    suggest_rules,
+)
 from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["Cola"]
 
@@ -214,7 +222,9 @@ class Cola:
 
     def suggest(
         self, data: DataFrame | Profile, columns: Sequence[str] | None = None, sample: float | None = None,
-        strictness: str = "exact", now: dt.datetime | None = None,
+        strictness: str = "exact", now: dt.datetime | None = None, *,
+        history: Mapping[str, Any] | str | OutputSpec | None = None, dataset: str | None = None,
+        data_date: dt.date | None = None, spark: SparkSession | None = None,
     ) -> list[dict[str, Any]]:
         """A rule block that passes on ``data`` (a DataFrame, profiled first, or its
         :meth:`profile`), each rule named for why it was suggested; what is suggested is in
@@ -224,11 +234,35 @@ class Cola:
             strictness: ``"exact"`` for bounds at the observed values, ``"margin"`` for bounds
                 widened by a tenth.
             now: the instant the ``freshness`` suggestion's age is taken at (the clock's by default).
+            history: a history store (as for :meth:`run`): the ``row_count``,
+                ``missing_percent`` and ``invalid_percent`` suggestions that the store has
+                measured for ``dataset`` on at least three earlier data intervals take their
+                thresholds from those runs and this profile together (the latest 30 intervals,
+                the latest attempt of each).
+            dataset: with ``history``, the dataset whose runs to learn from.
+            data_date: with ``history``, the date of the data being profiled: only the
+                intervals before it are read, as a run on that date would compare. By
+                default, every interval up to now by the clock.
+            spark: the session that reads ``history`` when ``data`` is a profile (by default
+                the active one); a DataFrame's own session reads it otherwise.
+
+        Raises:
+            ColaError: for a strictness, history, dataset or data date it cannot use, before
+                any Spark work.
+            ColaOutputError: the history store cannot be read, or is not a Cola history.
         """
         checked_strictness(strictness)  # before any Spark work
+        store, info = _history_of(history, dataset, data_date, None)
         profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
         rules = suggest_rules(profile, strictness, now)
-        self.parse(rules)  # a suggestion is an ordinary rule block
+        checks = self.parse(rules)  # a suggestion is an ordinary rule block
+        if store is not None and info is not None:
+            spark = spark or _session_of(data)
+            needs = {check.rule_id: LEARN_FROM_RUNS for check in checks if check.rule_type in LEARNED_TYPES}
+            earlier = read_baselines(spark, store, info, needs)
+            known = [earlier.get(check.rule_id, []) for check in checks]
+            rules = learned_rules(rules, measured_values(rules, profile), known, strictness, info.dataset)
+            self.parse(rules)
         return rules
 
     def split(
@@ -252,6 +286,18 @@ class Cola:
         if isinstance(rules, Sequence) and rules and all(isinstance(rule, BaseCheck) for rule in rules):
             return list(rules)
         return self.parse(rules)
+
+
+def _session_of(data: DataFrame | Profile) -> SparkSession:
+    """The Spark session that reads the history: the DataFrame's, or for a profile, the active one."""
+    if not isinstance(data, Profile):
+        return data.sparkSession
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None:
+        raise ColaError("reading a history needs a Spark session: pass the DataFrame, or start a session first")
+    return active
 
 
 def _history_of(

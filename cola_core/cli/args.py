@@ -20,7 +20,9 @@ from cola_core.errors import ColaOutputError
 from cola_core.job.spec import JobSpec, checked_moment
 from cola_core.storage.specs import FORMATS, OutputSpec, history_spec, parse_output, parse_source
 
-__all__ = ["build_parser", "job_from_argv", "job_spec", "parse_arguments", "remote_url", "source_config"]
+__all__ = [
+    "build_parser", "job_from_argv", "job_spec", "output_argument", "parse_arguments", "remote_url", "source_config",
+]
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -63,14 +65,14 @@ def job_spec(args: argparse.Namespace) -> JobSpec:
         rules=args.rules,
         source=parse_source(source_config(args)),
         results=args.results,
-        report=_output_argument(args.report, "--report") if args.report else None,
+        report=output_argument(args.report, "--report") if args.report else None,
         pipeline=args.pipeline,
         samples=args.samples,
         fail_exit_code=args.fail_exit_code,
         check_packages=tuple(args.checks),
         allow_external_access=args.allow_external_access,
-        valid_output=_output_argument(args.valid_output, "--valid-output") if splitting else None,
-        invalid_output=_output_argument(args.invalid_output, "--invalid-output") if splitting else None,
+        valid_output=output_argument(args.valid_output, "--valid-output") if splitting else None,
+        invalid_output=output_argument(args.invalid_output, "--invalid-output") if splitting else None,
         annotate=args.annotate if splitting else None,
         quarantine_key=tuple(args.quarantine_key) if splitting else (),
         annotate_valid=bool(args.annotate_valid) if splitting else False,
@@ -78,7 +80,7 @@ def job_spec(args: argparse.Namespace) -> JobSpec:
         remote=args.remote,
         conf=tuple(args.conf),
         verbose=args.verbose,
-        history=_output_argument(args.history, "--history", history_spec) if args.history else None,
+        history=output_argument(args.history, "--history", history_spec) if args.history else None,
         dataset=args.dataset,
         dag_id=args.dag_id,
         task_id=args.task_id,
@@ -251,6 +253,19 @@ def _add_profile_commands(commands: Any) -> None:
         "--out", metavar="FILE",
         help="write the rules here (JSON for a .json file, else YAML with a comment per rule) instead of printing them",
     )
+    suggest.add_argument("--profile-out", metavar="FILE", help="also write the profile here as JSON")
+    learned = suggest.add_argument_group("thresholds from history")
+    learned.add_argument(
+        "--history", metavar="OUTPUT",
+        help="a history store (a path or an output): row counts and NULL and invalid shares measured on at "
+        "least 3 earlier data intervals of --dataset take their thresholds from those runs",
+    )
+    learned.add_argument("--dataset", metavar="NAME", help="with --history, the dataset whose runs to learn from")
+    learned.add_argument(
+        "--data-date", metavar="DATE",
+        help="with --history, the date of the data profiled (ISO; UTC without a zone): only earlier intervals "
+        "are read (default: all up to now)",
+    )
 
 
 def _names(text: str) -> list[str]:
@@ -341,7 +356,7 @@ def source_config(args: argparse.Namespace) -> dict[str, Any]:
     return {"query": args.query}
 
 
-def _output_argument(text: str, flag: str, parse: Callable[[Any], OutputSpec] = parse_output) -> OutputSpec:
+def output_argument(text: str, flag: str, parse: Callable[[Any], OutputSpec] = parse_output) -> OutputSpec:
     """An ``OUTPUT`` argument: inline JSON (``{"path": ..., "mode": ...}``) or a plain parquet path."""
     config: Any = text
     if text.lstrip().startswith("{"):

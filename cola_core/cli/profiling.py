@@ -1,8 +1,10 @@
 """``cola profile`` and ``cola suggest``: a source's profile, and the rules suggested from it.
 
-Both print the profile table. ``profile --out FILE`` also writes the profile as JSON;
-``suggest`` prints the suggested rules as a YAML rules file, or writes them to ``--out``
-(JSON for a ``.json`` file, YAML with a comment per rule otherwise).
+Both print the profile table. ``profile --out FILE`` (and ``suggest --profile-out FILE``) also
+writes the profile as JSON; ``suggest`` prints the suggested rules as a YAML rules file, or
+writes them to ``--out`` (JSON for a ``.json`` file, YAML with a comment per rule otherwise).
+With ``--history`` and ``--dataset``, ``suggest`` learns thresholds from earlier runs
+(``Cola.suggest``'s ``history``).
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from cola_core.cli.args import source_config
+from cola_core.cli.args import output_argument, source_config
 from cola_core.cola import Cola
+from cola_core.common.values import utc_datetime
 from cola_core.errors import ColaError, ColaOutputError
+from cola_core.job.spec import checked_moment
 from cola_core.ruleset.suggestions import STRICTNESS, suggestions_yaml
 from cola_core.storage.readwrite import read_source
 from cola_core.storage.session import spark_session, stop_session
-from cola_core.storage.specs import parse_source, without_file_scheme
+from cola_core.storage.specs import history_spec, parse_source, without_file_scheme
 
 __all__ = ["run_profile_command"]
 
@@ -29,7 +34,9 @@ def run_profile_command(args: argparse.Namespace) -> None:
     source = parse_source(source_config(args))
     if args.command == "suggest" and args.strictness not in STRICTNESS:
         raise ColaError(f"--strictness must be exact or margin, got {args.strictness!r}")
-    out = _out_path(args.out) if args.out else None
+    out = _out_path(args.out, "--out") if args.out else None
+    profile_out = out if args.command == "profile" else _profile_out(args)
+    learn = _learning(args) if args.command == "suggest" else {}
     cola = Cola()
     spark, started_here = spark_session(args.remote or args.master, tuple(args.conf))
     try:
@@ -37,11 +44,11 @@ def run_profile_command(args: argparse.Namespace) -> None:
             df = read_source(spark, source)
         profile = cola.profile(df, args.columns, args.sample)
         print(profile, flush=True)
+        if profile_out is not None:
+            _write(profile_out, json.dumps(profile.to_dict(), indent=2, allow_nan=False) + "\n")
         if args.command == "profile":
-            if out is not None:
-                _write(out, json.dumps(profile.to_dict(), indent=2, allow_nan=False) + "\n")
             return
-        rules = cola.suggest(profile, strictness=args.strictness)
+        rules = cola.suggest(profile, strictness=args.strictness, spark=spark, **learn)
         as_json = out is not None and out.suffix.lower() == ".json"
         text = json.dumps({"rules": rules}, indent=2, allow_nan=False) + "\n" if as_json else suggestions_yaml(rules)
         if out is None:
@@ -54,15 +61,35 @@ def run_profile_command(args: argparse.Namespace) -> None:
             stop_session(spark)
 
 
-def _out_path(text: str) -> Path:
+def _profile_out(args: argparse.Namespace) -> Path | None:
+    return _out_path(args.profile_out, "--profile-out") if args.profile_out else None
+
+
+def _learning(args: argparse.Namespace) -> dict[str, Any]:
+    """``Cola.suggest``'s history arguments, from ``--history``, ``--dataset`` and ``--data-date``,
+    checked before a JVM starts."""
+    if args.history is None:
+        given = [flag for flag, value in (("--dataset", args.dataset), ("--data-date", args.data_date)) if value]
+        if given:
+            raise ColaError(f"{' and '.join(given)} say which runs to learn from; give --history too")
+        return {}
+    if not args.dataset:
+        raise ColaError("--history needs --dataset, the dataset whose earlier runs to learn from")
+    return {
+        "history": output_argument(args.history, "--history", history_spec), "dataset": args.dataset,
+        "data_date": None if args.data_date is None else utc_datetime(checked_moment(args.data_date, "--data-date")),
+    }
+
+
+def _out_path(text: str, flag: str) -> Path:
     local = without_file_scheme(text)
     if "://" in local:
-        raise ColaOutputError(f"--out must be a local file (a path or a file: URI), got {text!r}")
+        raise ColaOutputError(f"{flag} must be a local file (a path or a file: URI), got {text!r}")
     path = Path(local)
     if not path.parent.is_dir():
-        raise ColaOutputError(f"--out: the folder {str(path.parent)!r} does not exist")
+        raise ColaOutputError(f"{flag}: the folder {str(path.parent)!r} does not exist")
     if path.is_dir():
-        raise ColaOutputError(f"--out: {str(path)!r} is a folder, not a file")
+        raise ColaOutputError(f"{flag}: {str(path)!r} is a folder, not a file")
     return path
 
 

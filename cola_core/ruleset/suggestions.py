@@ -20,11 +20,23 @@ and first, for the table, ``row_count`` bounds and the ``freshness`` of the time
 with the newest value (its age when profiled, in whole days, and one day more). A profile of no rows suggests only a
 ``schema`` rule, the one thing it knows. Nothing is suggested for a column whose profile was
 sampled away or skipped, nor ``unique`` from a sample (a sample cannot prove a key).
+
+**From history** (:func:`learned_rules`): when the history store holds at least
+``LEARN_FROM_AT_LEAST`` earlier data intervals of a suggested rule (the same ``rule_id``: the
+same type, column and parameters, whatever its thresholds), its threshold comes from those runs
+and today's profile together, not from today alone:
+
+- ``row_count`` becomes ``change between`` the smallest and the largest change from one
+  interval to the next (in percent; in rows when an interval had none), rounded outwards;
+- ``missing_percent`` and ``invalid_percent`` become ``<=`` the largest share seen.
+
+Both still pass on the profiled data, judged against the store's latest interval.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import math
 from decimal import Decimal
@@ -35,8 +47,8 @@ from cola_core.errors import ColaError
 from cola_core.language.profiles import ColumnProfile, Profile
 
 __all__ = [
-    "FORMAT_SHARE_PERCENT", "MARGIN", "RARE_NULLS_PERCENT", "STRICTNESS", "checked_strictness", "suggest_rules",
-    "suggestions_yaml",
+    "FORMAT_SHARE_PERCENT", "LEARNED_TYPES", "LEARN_FROM_AT_LEAST", "LEARN_FROM_RUNS", "MARGIN", "RARE_NULLS_PERCENT",
+    "STRICTNESS", "checked_strictness", "learned_rules", "measured_values", "suggest_rules", "suggestions_yaml",
 ]
 
 STRICTNESS = ("exact", "margin")
@@ -44,6 +56,11 @@ STRICTNESS = ("exact", "margin")
 MARGIN = 0.1
 RARE_NULLS_PERCENT = 5.0
 FORMAT_SHARE_PERCENT = 99.0
+# The suggestions whose thresholds a history can teach, and how many earlier data intervals it
+# takes (fewer say too little of how the data moves) and are read (the latest ones).
+LEARNED_TYPES = ("row_count", "missing_percent", "invalid_percent")
+LEARN_FROM_AT_LEAST = 3
+LEARN_FROM_RUNS = 30
 
 
 def suggest_rules(
@@ -118,13 +135,19 @@ def _for_column(c: ColumnProfile, rows: int, margin: float, sampled: bool) -> li
         name, matched = max(c.formats.items(), key=lambda item: item[1])  # the first of equals, by name order
         share = 100.0 * matched / present
         if share >= FORMAT_SHARE_PERCENT:
-            invalid = 100.0 * (present - matched) / rows  # invalid_percent's own measure
+            invalid = _invalid_percent(c, name, rows)
             rules.append({
                 "type": "invalid_percent", "column": c.name, "valid_format": name,
                 "must_be": f"<= {format_value(_limit(invalid, margin))}",
                 "name": f"{format_value(round(share, 4))}% of present values are {name}",
             })
     return rules
+
+
+def _invalid_percent(c: ColumnProfile, valid_format: str, rows: int) -> float:
+    """The percent of all rows an ``invalid_percent`` rule with ``valid_format`` measures."""
+    present = rows - (c.nulls or 0)
+    return 100.0 * (present - c.formats.get(valid_format, 0)) / rows
 
 
 def _freshness(profile: Profile, now: dt.datetime, margin: float) -> dict[str, Any] | None:
@@ -180,6 +203,87 @@ def _limit(percent: float, margin: float) -> float:
     limit = math.ceil(percent * 10_000) / 10_000
     exact = limit if limit >= percent else limit + 0.0001
     return max(exact, round(percent * (1 + margin), 4))
+
+
+def measured_values(rules: list[dict[str, Any]], profile: Profile) -> list[float | None]:
+    """What ``profile`` measured of each rule's metric, for the rules of :data:`LEARNED_TYPES`
+    (None for the others, and for a row count profiled from a sample)."""
+    values: list[float | None] = []
+    for rule in rules:
+        value: float | None = None
+        if rule["type"] == "row_count" and profile.sample is None:
+            value = float(profile.rows)
+        elif rule["type"] == "missing_percent":
+            value = profile.column(rule["column"]).null_percent
+        elif rule["type"] == "invalid_percent":
+            value = _invalid_percent(profile.column(rule["column"]), rule["valid_format"], profile.rows)
+        values.append(value)
+    return values
+
+
+def learned_rules(
+    rules: list[dict[str, Any]], measured: list[float | None], earlier: list[list[float]], strictness: str,
+    dataset: str,
+) -> list[dict[str, Any]]:
+    """``rules``, each rule of :data:`LEARNED_TYPES` with ``LEARN_FROM_AT_LEAST`` or more
+    earlier values given its threshold from them (the module docstring says how).
+
+    Args:
+        measured: each rule's value in the profile (:func:`measured_values`).
+        earlier: each rule's values in the history store, one per earlier data interval,
+            the newest first (``cola_core.history.baselines.read_baselines``).
+        dataset: the dataset those runs were of, named in each learned rule's ``name``.
+    """
+    margin = MARGIN if checked_strictness(strictness) == "margin" else 0.0
+    learned = []
+    for rule, value, before in zip(rules, measured, earlier, strict=True):
+        if rule["type"] in LEARNED_TYPES and len(before) >= LEARN_FROM_AT_LEAST:
+            series = [*reversed(before), *([] if value is None else [value])]  # oldest first
+            runs = f"the last {len(series)} runs of {dataset}"
+            if rule["type"] == "row_count":
+                rule = _learned_row_count(rule, series, margin, runs)
+            else:
+                rule = _learned_share(rule, series, margin, runs)
+        learned.append(rule)
+    return learned
+
+
+def _learned_row_count(rule: dict[str, Any], series: list[float], margin: float, runs: str) -> dict[str, Any]:
+    """``row_count`` as ``change between`` the changes from one interval to the next."""
+    relative = all(before != 0 for before in series[:-1])
+    changes = [
+        100.0 * (after - before) / abs(before) if relative else after - before
+        for before, after in itertools.pairwise(series)
+    ]
+    low, high = min(changes), max(changes)
+    widen = (high - low) * margin
+    low, high = _outwards(low - widen, -1), _outwards(high + widen, 1)
+    unit, named = ("%", "%") if relative else ("", " rows")
+    kept = {key: value for key, value in rule.items() if key not in ("min", "max", "name")}
+    return {
+        **kept, "must_be": f"change between {format_value(low)}{unit} and {format_value(high)}{unit}",
+        "name": f"rows changed by {format_value(round(min(changes), 2))}{named} to "
+                f"{format_value(round(max(changes), 2))}{named} from one run to the next in {runs}",
+    }
+
+
+def _learned_share(rule: dict[str, Any], series: list[float], margin: float, runs: str) -> dict[str, Any]:
+    """``missing_percent`` or ``invalid_percent`` at most the largest share seen."""
+    what = "NULLs" if rule["type"] == "missing_percent" else f"values not {rule['valid_format']}"
+    return {
+        **rule, "must_be": f"<= {format_value(_limit(max(series), margin))}",
+        "name": f"{what} from {format_value(round(min(series), 4))}% to {format_value(round(max(series), 4))}% "
+                f"in {runs}",
+    }
+
+
+def _outwards(value: float, direction: int) -> float:
+    """``value`` rounded at the second decimal, away from the values it bounds (down for a
+    lower bound, ``direction`` -1; up for an upper one, 1), never past it by a float's error."""
+    rounded = (math.floor(value * 100) if direction < 0 else math.ceil(value * 100)) / 100
+    if (rounded - value) * direction < 0:
+        rounded += direction * 0.01
+    return round(rounded, 2)
 
 
 def suggestions_yaml(rules: list[dict[str, Any]]) -> str:
