@@ -252,6 +252,8 @@ class Cola:
             ColaOutputError: the history store cannot be read, or is not a Cola history.
         """
         checked_strictness(strictness)  # before any Spark work
+        if history is None and (dataset is not None or data_date is not None):
+            raise ColaError("'dataset' and 'data_date' say which earlier runs to learn from; give 'history' too")
         store, info = _history_of(history, dataset, data_date, None)
         profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
         rules = suggest_rules(profile, strictness, now)

@@ -71,7 +71,8 @@ def _learning(args: argparse.Namespace) -> dict[str, Any]:
     if args.history is None:
         given = [flag for flag, value in (("--dataset", args.dataset), ("--data-date", args.data_date)) if value]
         if given:
-            raise ColaError(f"{' and '.join(given)} say which runs to learn from; give --history too")
+            verb = "say" if len(given) > 1 else "says"
+            raise ColaError(f"{' and '.join(given)} {verb} which earlier runs to learn from; give --history too")
         return {}
     if not args.dataset:
         raise ColaError("--history needs --dataset, the dataset whose earlier runs to learn from")

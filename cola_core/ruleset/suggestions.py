@@ -39,6 +39,7 @@ import datetime as dt
 import itertools
 import json
 import math
+import sys
 from decimal import Decimal
 from typing import Any
 
@@ -80,12 +81,14 @@ def suggest_rules(
             "type": "schema", "name": "the profiled table's columns and types (it had no rows)",
             "column_types": {c.name: c.type for c in profile.columns},
         }]
+    # The metric form (must_be), not min/max: a run records its count in the history only in
+    # that form, and learning from history (learned_rules) needs the count.
     if profile.sample is None:
-        counted = {"min": math.floor(round(rows * (1 - margin), 6)), "max": math.ceil(round(rows * (1 + margin), 6))}
-        why = f"{rows} rows when profiled"
+        low, high = math.floor(round(rows * (1 - margin), 6)), math.ceil(round(rows * (1 + margin), 6))
+        counted, why = f"between {low} and {high}", f"{rows} rows when profiled"
     else:  # a sample's rows say little of the table's
-        counted, why = {"min": 1}, "rows are present (profiled from a sample)"
-    rules: list[dict[str, Any]] = [{"type": "row_count", **counted, "name": why}]
+        counted, why = "> 0", "rows are present (profiled from a sample)"
+    rules: list[dict[str, Any]] = [{"type": "row_count", "must_be": counted, "name": why}]
     fresh = _freshness(profile, now or dt.datetime.now(), margin)
     if fresh is not None:
         rules.append(fresh)
@@ -176,7 +179,10 @@ def _bounds(c: ColumnProfile, margin: float) -> tuple[Any, Any] | None:
         return None
     if c.kind == "date" and isinstance(c.minimum, dt.date):
         spread = dt.timedelta(days=math.ceil((c.maximum - c.minimum).days * margin))
-        return (c.minimum - spread).isoformat(), (c.maximum + spread).isoformat()
+        # A margin stops at the calendar's ends (0001-01-01, 9999-12-31).
+        low = c.minimum - spread if c.minimum - dt.date.min >= spread else dt.date.min
+        high = c.maximum + spread if dt.date.max - c.maximum >= spread else dt.date.max
+        return low.isoformat(), high.isoformat()
     if c.kind != "number" or c.nan or c.infinite:
         return None
     low, high = _number(c.minimum), _number(c.maximum)
@@ -184,8 +190,7 @@ def _bounds(c: ColumnProfile, margin: float) -> tuple[Any, Any] | None:
         widen = (high - low) * margin
         if isinstance(low, int) and isinstance(high, int):
             return low - math.ceil(widen), high + math.ceil(widen)
-        # Outwards, at the second decimal: a margin needs no more digits than that.
-        return math.floor((low - widen) * 100) / 100, math.ceil((high + widen) * 100) / 100
+        return _outwards(low - widen, -1), _outwards(high + widen, 1)
     return low, high
 
 
@@ -259,9 +264,8 @@ def _learned_row_count(rule: dict[str, Any], series: list[float], margin: float,
     widen = (high - low) * margin
     low, high = _outwards(low - widen, -1), _outwards(high + widen, 1)
     unit, named = ("%", "%") if relative else ("", " rows")
-    kept = {key: value for key, value in rule.items() if key not in ("min", "max", "name")}
     return {
-        **kept, "must_be": f"change between {format_value(low)}{unit} and {format_value(high)}{unit}",
+        **rule, "must_be": f"change between {format_value(low)}{unit} and {format_value(high)}{unit}",
         "name": f"rows changed by {format_value(round(min(changes), 2))}{named} to "
                 f"{format_value(round(max(changes), 2))}{named} from one run to the next in {runs}",
     }
@@ -279,7 +283,14 @@ def _learned_share(rule: dict[str, Any], series: list[float], margin: float, run
 
 def _outwards(value: float, direction: int) -> float:
     """``value`` rounded at the second decimal, away from the values it bounds (down for a
-    lower bound, ``direction`` -1; up for an upper one, 1), never past it by a float's error."""
+    lower bound, ``direction`` -1; up for an upper one, 1), never past it by a float's error:
+    a margin needs no more digits than that. A bound widened past the largest double is the
+    largest double, and one of 15 digits or more before the point is kept as it is (a
+    hundredth is below its precision)."""
+    if not math.isfinite(value):
+        return math.copysign(sys.float_info.max, value)
+    if abs(value) >= 1e15:
+        return value
     rounded = (math.floor(value * 100) if direction < 0 else math.ceil(value * 100)) / 100
     if (rounded - value) * direction < 0:
         rounded += direction * 0.01

@@ -70,8 +70,39 @@ def test_an_unknown_column_is_refused_with_exit_2(spark, capsys):
         (["--strictness", "loose"], "cola: error: --strictness must be exact or margin, got 'loose'\n"),
         (["--out", "s3://bucket/rules.yaml"],
          "cola: error: --out must be a local file (a path or a file: URI), got 's3://bucket/rules.yaml'\n"),
+        (["--profile-out", "/no/such/folder/profile.json"],
+         "cola: error: --profile-out: the folder '/no/such/folder' does not exist\n"),
+        (["--dataset", "orders"], "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
+        (["--dataset", "orders", "--data-date", "2024-03-04"],
+         "cola: error: --dataset and --data-date say which earlier runs to learn from; give --history too\n"),
+        (["--history", "/tmp/history"],
+         "cola: error: --history needs --dataset, the dataset whose earlier runs to learn from\n"),
+        (["--history", "/tmp/history", "--dataset", "orders", "--data-date", "yesterday"],
+         "cola: error: --data-date must be an ISO date or timestamp such as 2024-01-31 or 2024-01-31T06:00:00Z: "
+         "'yesterday' is not an ISO date or timestamp\n"),
     ],
 )
 def test_a_bad_argument_is_refused_before_spark_starts(capsys, arguments, message):
     assert main(["suggest", "--table", "orders", *arguments]) == 2
     assert capsys.readouterr().err == message
+
+
+@pytest.mark.spark
+def test_suggest_learns_from_the_runs_of_cola_check_and_writes_the_profile_too(spark, tmp_path, capsys):
+    history, rules = str(tmp_path / "history"), tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"type": "row_count", "must_be": "> 0"}]))
+    for day in ("2024-03-01", "2024-03-02", "2024-03-03"):
+        assert main(["check", "--rules", str(rules), *ORDERS_ARGV, "--history", history, "--dataset", "orders",
+                     "--data-date", day]) == 0
+    out, profile_out = tmp_path / "suggested.json", tmp_path / "profile.json"
+    assert main(["suggest", *ORDERS_ARGV, "--history", history, "--dataset", "orders", "--data-date", "2024-03-04",
+                 "--out", str(out), "--profile-out", str(profile_out)]) == 0
+    capsys.readouterr()
+    suggested = json.loads(out.read_text())["rules"]
+    # The same orders every day: no change from one run to the next.
+    assert suggested[0] == {
+        "type": "row_count", "must_be": "change between 0% and 0%",
+        "name": "rows changed by 0% to 0% from one run to the next in the last 4 runs of orders",
+    }
+    assert suggested[1:] == Cola().suggest(_orders(spark))[1:]
+    assert json.loads(profile_out.read_text()) == Cola().profile(_orders(spark)).to_dict()
