@@ -180,9 +180,9 @@ def _bounds(c: ColumnProfile, margin: float) -> tuple[Any, Any] | None:
     if c.kind == "date" and isinstance(c.minimum, dt.date):
         spread = dt.timedelta(days=math.ceil((c.maximum - c.minimum).days * margin))
         # A margin stops at the calendar's ends (0001-01-01, 9999-12-31).
-        low = c.minimum - spread if c.minimum - dt.date.min >= spread else dt.date.min
-        high = c.maximum + spread if dt.date.max - c.maximum >= spread else dt.date.max
-        return low.isoformat(), high.isoformat()
+        first = c.minimum - spread if c.minimum - dt.date.min >= spread else dt.date.min
+        last = c.maximum + spread if dt.date.max - c.maximum >= spread else dt.date.max
+        return first.isoformat(), last.isoformat()
     if c.kind != "number" or c.nan or c.infinite:
         return None
     low, high = _number(c.minimum), _number(c.maximum)
