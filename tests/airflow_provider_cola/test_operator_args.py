@@ -289,14 +289,14 @@ class _FailingHook:
 )
 def test_a_failed_submit_leaves_no_results_file_behind(tmp_path, left, raised):
     from airflow_provider_cola.operators._results import ResultsFile
-    from airflow_provider_cola.operators._runs import SparkSubmitRun
+    from airflow_provider_cola.operators._runs import submit_job
 
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, results_uri=str(tmp_path / "shared"))
     (tmp_path / "shared").mkdir()
     results = ResultsFile(tmp_path, operator.results_uri)
     Path(results.target).write_text(left, encoding="utf-8")
     with pytest.raises(raised):
-        SparkSubmitRun(operator)._submit(_FailingHook(), results)
+        submit_job(operator, _FailingHook(), [results])
     assert list((tmp_path / "shared").iterdir()) == []
 
 
