@@ -28,10 +28,13 @@ from airflow_provider_cola.operators._submit_args import SUBMIT_ONLY, submit_arg
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from pyspark.sql import SparkSession
+
     from cola_core.storage.specs import SourceSpec
 
 __all__ = [
-    "ConnectRun", "OperatorRun", "SparkSubmitRun", "check_deploy_mode", "connect_url", "submit_hook", "submit_job",
+    "ConnectClientRun", "ConnectRun", "OperatorRun", "SparkSubmitRun", "check_deploy_mode", "connect_url",
+    "submit_hook", "submit_job",
 ]
 
 # The runners take the operator (a ColaCheckOperator or a ColaProfileOperator, which import this
@@ -81,8 +84,8 @@ def connect_url(task: Operator) -> str | None:
         raise ColaConfigError(f"the spark_connect connection {task.conn_id!r} has no usable URL: {error}") from None
 
 
-class ConnectRun:
-    """Run the job in this process as a client of a Spark Connect server.
+class ConnectClientRun:
+    """A run in this process as a client of a Spark Connect server (``remote``, from :func:`connect_url`).
 
     A failure that is no refusal (the server cannot be reached, a query crashed) is a
     ``ColaJobError``, which is retried.
@@ -94,20 +97,31 @@ class ConnectRun:
         self._task = task
         self._remote = remote
 
+    @property
+    def server(self) -> str:
+        """The server's host and port, for the log (the URL may carry a token: never logged)."""
+        return urlsplit(self._remote).netloc
+
+    def session(self) -> tuple[SparkSession, bool]:
+        """A session of the server, with the task's ``conf``, and whether this call started it."""
+        from cola_core.storage.session import spark_session
+
+        return spark_session(self._remote, (self._task.conf or {}).items())
+
+
+class ConnectRun(ConnectClientRun):
+    """Run the job in this process as a client of a Spark Connect server."""
+
     def run(
         self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
     ) -> tuple[Mapping[str, Any], Path | None]:
         from cola_core.job.runner import load_job
-        from cola_core.storage.session import spark_session
 
         task = self._task
         job = load_job(task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
-        task.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(self._remote).netloc)
+        task.log.info("Cola runs in this worker as a Spark Connect client of %s", self.server)
         run = task._lifecycle.run_in_process(
-            job,
-            lambda: spark_session(self._remote, (task.conf or {}).items()),
-            page=page,
-            crash="the Cola job over Spark Connect failed",
+            job, self.session, page=page, crash="the Cola job over Spark Connect failed",
         )
         return run.outcome.summary, page if run.page_written else None
 

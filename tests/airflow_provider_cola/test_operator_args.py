@@ -66,12 +66,13 @@ def test_dag_parsing_imports_no_pyspark_and_reads_no_file(tmp_path):
         import sys
         from airflow.sdk import DAG
         from airflow_provider_cola.decorators import cola_check
-        from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
+        from airflow_provider_cola.operators import ColaCheckOperator, ColaProfileOperator, ColaSplitOperator
 
         with DAG("parse_me", schedule=None):
             ColaCheckOperator(task_id="check", rules="no/such/rules.yaml", source={"table": "db.t"})
             ColaSplitOperator(task_id="split", rules=[], source={"table": "db.t"}, valid_output="/v",
                               invalid_output="/i")
+            ColaProfileOperator(task_id="profile", source={"table": "db.t"}, suggestions="/no/such/folder/t.yaml")
 
             def numbers(spark):
                 return spark.range(1)
