@@ -90,7 +90,7 @@ class ColaProfileOperator(ColaTask, BaseOperator):
             suggestions measured on at least 3 earlier data intervals take their thresholds
             from those runs. Only intervals before the DAG run's logical date are read (the
             date ``ColaCheckOperator`` records its history rows by), so a rerun or a backfill
-            suggests what the first run did. (templated)
+            learns what the first run learned. (templated)
         dataset: with ``history``, the dataset whose runs to learn from; by default the name
             ``ColaCheckOperator`` records for this source (its path, table or query hash).
             (templated)
