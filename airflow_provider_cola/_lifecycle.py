@@ -139,21 +139,14 @@ class TaskLifecycle:
         frame: Callable[[SparkSession], DataFrame] | None = None,
         crash: str | None = None,
     ) -> InProcessRun:
-        """Run ``job`` in this process, write its page, and log its results table.
+        """Run ``job`` in this process (:meth:`in_session`, which says what ``session`` and
+        ``crash`` are, and what it raises), write its page, and log its results table.
 
         Args:
-            session: gives the session, and whether this run started it (and so stops it).
             page: where to write the run's HTML page; an earlier run's page there is removed
                 first, so that it never passes for this run's.
             frame: gives the data from the session, when the task has it (``@cola_check``);
                 otherwise the job reads its source.
-            crash: with it, a failure that is no refusal raises ``ColaJobError("<crash>: ...")``;
-                without it, it raises as it is.
-
-        Raises:
-            ColaJobRefused: the engine refused the source, an output or a rule on the data, or
-                Spark refused a query (``errors.refusal_of``): as ``cola`` refuses them, without a retry.
-            AirflowTaskTerminated: the task was killed while it ran.
         """
         from cola_core.job.runner import run_job
         from cola_core.report.results import render_table
