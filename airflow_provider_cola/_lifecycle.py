@@ -4,7 +4,8 @@ Every Cola task validates its rules, builds its job, runs it, reads its results,
 pushes them to XCom (with the HTML page's record), alerts, branches or fails. Only how the
 job runs differs, and each entry point says it with its own runner: spark-submit
 (``operators/_runs.py``), a Spark Connect client (the same module) or the task's own session
-(``@cola_check``); the last two run the engine here, through :meth:`TaskLifecycle.run_in_process`.
+(``@cola_check``); the last two run the engine here, through :meth:`TaskLifecycle.run_in_process`
+(and ``ColaProfileOperator`` over Spark Connect, through :meth:`TaskLifecycle.in_session`).
 
 What is the same for all of them lives here: the kill flag (a kill raises nothing in the
 task, so what runs next must ask), the page (a page that cannot be written is a warning),
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from airflow.sdk.exceptions import AirflowTaskTerminated
 
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from cola_core.job.runner import JobOutcome, LoadedJob
 
 __all__ = ["ColaTask", "InProcessRun", "TaskLifecycle", "job_spec"]
+
+_Done = TypeVar("_Done")
 
 
 def job_spec(**fields: Any) -> JobSpec:
@@ -136,14 +139,46 @@ class TaskLifecycle:
         frame: Callable[[SparkSession], DataFrame] | None = None,
         crash: str | None = None,
     ) -> InProcessRun:
-        """Run ``job`` in this process, write its page, and log its results table.
+        """Run ``job`` in this process (:meth:`in_session`, which says what ``session`` and
+        ``crash`` are, and what it raises), write its page, and log its results table.
 
         Args:
-            session: gives the session, and whether this run started it (and so stops it).
             page: where to write the run's HTML page; an earlier run's page there is removed
                 first, so that it never passes for this run's.
             frame: gives the data from the session, when the task has it (``@cola_check``);
                 otherwise the job reads its source.
+        """
+        from cola_core.job.runner import run_job
+        from cola_core.report.results import render_table
+
+        if page is not None:
+            page.unlink(missing_ok=True)
+
+        def run(spark: SparkSession) -> tuple[JobOutcome, bool]:
+            outcome = run_job(job, spark, df=None if frame is None else frame(spark))
+            # In this process, as the driver does for cola --html.
+            return outcome, page is not None and self.write_page(page, spark, job.spec, outcome)
+
+        outcome, written = self.in_session(session, run, crash=crash)
+        # The results come first in the task's log, as the driver prints them under spark-submit.
+        table = render_table(
+            outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, cost=outcome.cost
+        )
+        self._task.log.info("Cola results:\n%s", table)
+        return InProcessRun(outcome, written)
+
+    def in_session(
+        self,
+        session: Callable[[], tuple[SparkSession, bool]],
+        work: Callable[[SparkSession], _Done],
+        *,
+        crash: str | None = None,
+    ) -> _Done:
+        """What ``work`` returns, run in this process on the session ``session`` gives, which a
+        kill interrupts (``interruptAll``); the session is stopped after, if this call started it.
+
+        Args:
+            session: gives the session, and whether this call started it (and so stops it).
             crash: with it, a failure that is no refusal raises ``ColaJobError("<crash>: ...")``;
                 without it, it raises as it is.
 
@@ -152,36 +187,24 @@ class TaskLifecycle:
                 Spark refused a query (``errors.refusal_of``): as ``cola`` refuses them, without a retry.
             AirflowTaskTerminated: the task was killed while it ran.
         """
-        from cola_core.job.runner import run_job
-        from cola_core.report.results import render_table
         from cola_core.storage.session import stop_session
 
-        if page is not None:
-            page.unlink(missing_ok=True)
         try:
             spark, started_here = session()
             try:
                 with self.interruptible(spark.interruptAll):
-                    outcome = run_job(job, spark, df=None if frame is None else frame(spark))
-                    # In this process, as the driver does for cola --html.
-                    written = page is not None and self.write_page(page, spark, job.spec, outcome)
+                    return work(spark)
             finally:
                 if started_here:
                     stop_session(spark)
         except Exception as error:
-            self.stop_if_killed(error)  # what interrupting the session made the running job raise
+            self.stop_if_killed(error)  # what interrupting the session made the running work raise
             refusal = refusal_of(error)
             if refusal is not None:
                 raise refusal from error
             if crash is None:
                 raise
             raise ColaJobError(f"{crash}: {first_line(error)}") from error
-        # The results come first in the task's log, as the driver prints them under spark-submit.
-        table = render_table(
-            outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, cost=outcome.cost
-        )
-        self._task.log.info("Cola results:\n%s", table)
-        return InProcessRun(outcome, written)
 
     def write_page(self, page: Path, spark: SparkSession, spec: JobSpec, outcome: JobOutcome) -> bool:
         """Write the run's HTML report; whether it was written.

@@ -31,7 +31,7 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": "Cola",
-                "python-modules": ["airflow_provider_cola.operators.cola"],
+                "python-modules": ["airflow_provider_cola.operators.cola", "airflow_provider_cola.operators.profiling"],
             }
         ],
         "task-decorators": [

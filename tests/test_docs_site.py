@@ -103,12 +103,15 @@ def _documented_arguments(path: str) -> tuple[list[str], dict[str, str]]:
     "airflow_provider_cola.operators.cola.ColaCheckOperator",
     "airflow_provider_cola.operators.cola.ColaSplitOperator",
     "airflow_provider_cola.decorators.cola.cola_check",
+    "airflow_provider_cola.operators.profiling.ColaProfileOperator",
 ])
 def test_every_operator_and_decorator_argument_has_a_description(path):
     names, described = _documented_arguments(path)
     assert [name for name in names if not described.get(name, "").strip()] == []
     assert sorted(set(described) - set(names) - {"**kwargs"}) == []  # nothing described that is not taken
-    expected = {"ColaCheckOperator": 40, "ColaSplitOperator": 5, "cola_check": 18}[path.rsplit(".", 1)[1]]
+    expected = {"ColaCheckOperator": 40, "ColaSplitOperator": 5, "cola_check": 18, "ColaProfileOperator": 34}[
+        path.rsplit(".", 1)[1]
+    ]
     assert len(names) == expected
 
 
@@ -152,7 +155,8 @@ def test_every_operator_argument_appears_in_the_operator_reference(site):
     page = (site / "reference" / "operators" / "index.html").read_text()
     for path in ("airflow_provider_cola.operators.cola.ColaCheckOperator",
                  "airflow_provider_cola.operators.cola.ColaSplitOperator",
-                 "airflow_provider_cola.decorators.cola.cola_check"):
+                 "airflow_provider_cola.decorators.cola.cola_check",
+                 "airflow_provider_cola.operators.profiling.ColaProfileOperator"):
         names, _ = _documented_arguments(path)
         # Each is a row of the parameters table: its name in a code cell.
         cells = set(re.findall(r"<td>\s*<code>(\w+)</code>\s*</td>", page))

@@ -1,4 +1,4 @@
-"""Reading back the results file the Cola job wrote, and refusing anything that is not whole.
+"""Reading back the files the Cola job wrote, and refusing anything that is not whole.
 
 A results file that is missing, empty, not UTF-8, not strict JSON (a duplicate key
 included), or not exactly what ``cola_core.report.results.summarise`` produces for the validated
@@ -7,6 +7,10 @@ block (one result per expanded rule, in order, each with that rule's ``rule_type
 :class:`~airflow_provider_cola.errors.ColaJobError` with the tail of the Spark log. A file
 that records a refused run (``cola_core.report.results.refusal_results``) raises
 :class:`~airflow_provider_cola.errors.ColaJobRefused`, which is not retried.
+
+Any other JSON file a job writes for this worker (``cola suggest``'s profile and rules, for
+``ColaProfileOperator``) is read the same way by :meth:`ResultsFile.load`: once, strictly, and
+handed to a check of its own.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._spark_submit import refused_message
@@ -29,9 +33,12 @@ from cola_core.storage.specs import without_file_scheme
 
 __all__ = ["ResultsFile"]
 
+_Loaded = TypeVar("_Loaded")
+
 
 class ResultsFile:
-    """Where one run's results file is written, and how it is read back.
+    """Where one run's results file (or another file the job writes for this worker) is
+    written, and how it is read back.
 
     In client deploy mode the driver runs here, so a file in the task's temporary folder is
     enough. With ``results_uri`` (needed in cluster deploy mode, where the driver runs on the
@@ -39,23 +46,62 @@ class ResultsFile:
     both the driver and this worker mount (NFS, a shared volume). A stale file from an
     earlier run can never be read, and the file is removed once read, whatever it held.
 
+    Args:
+        name: the file's name in ``workdir``; under ``results_uri`` it is
+            ``cola-<stem>-<unique><suffix>``.
+        what: the file, as the errors name it.
+
     Attributes:
-        target: the path or URI passed to the job as ``--results``.
+        target: the path or URI passed to the job (as ``--results``, for the results file).
     """
 
-    def __init__(self, workdir: str | Path, results_uri: str | None = None) -> None:
+    def __init__(
+        self, workdir: str | Path, results_uri: str | None = None, name: str = "results.json",
+        what: str = "results file",
+    ) -> None:
         if results_uri and "://" in without_file_scheme(results_uri):
             raise ColaConfigError(
                 f"results_uri must be a folder on storage that this worker and the Spark driver both "
                 f"mount (a path or a file: URI), got {results_uri!r}"
             )
+        self.what = what
         if results_uri:
-            self.target = f"{results_uri.rstrip('/')}/cola-results-{uuid.uuid4().hex}.json"
+            named = Path(name)
+            self.target = f"{results_uri.rstrip('/')}/cola-{named.stem}-{uuid.uuid4().hex}{named.suffix}"
         else:
-            self.target = str(Path(workdir) / "results.json")
+            self.target = str(Path(workdir) / name)
 
     def _path(self) -> Path:
         return Path(without_file_scheme(self.target))
+
+    def load(self, log_tail: Callable[[], str], checked: Callable[[Any], _Loaded]) -> _Loaded:
+        """The file's strict JSON (UTF-8, no NaN, no duplicate key), as ``checked`` gives it back.
+
+        The file is removed once read, whatever it held.
+
+        Args:
+            log_tail: gives the tail of the Spark log, for the error message.
+            checked: takes the JSON value and returns it, or what it makes of it; raises
+                ``ValueError``, ``TypeError``, ``KeyError`` or ``ColaError`` for a value the job
+                does not write.
+
+        Raises:
+            ColaJobError: the file is missing, unreadable or corrupt.
+        """
+        path = self._path()
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError as error:
+            raise self._error(f"the Cola Spark job finished but wrote no {self.what}", log_tail) from error
+        except OSError as error:
+            self.discard()
+            raise self._error(f"cannot read the {self.what} ({error})", log_tail) from error
+        # Read once: a corrupt file must not stay behind in results_uri either.
+        self.discard()
+        try:
+            return checked(_loaded(raw))
+        except (ValueError, TypeError, KeyError, RecursionError, ColaError) as error:
+            raise self._error(f"the {self.what} is corrupt ({_short(error)})", log_tail) from error
 
     def read(self, *, split: bool, checks: Sequence[Any], log_tail: Callable[[], str]) -> dict[str, Any]:
         """The results summary, checked to be exactly what ``summarise`` would produce.
@@ -74,25 +120,13 @@ class ResultsFile:
             ColaJobRefused: the file records that the job refused its inputs.
             ColaJobError: the file is missing, unreadable or corrupt.
         """
-        path = self._path()
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError as error:
-            raise self._error("the Cola Spark job finished but wrote no results file", log_tail) from error
-        except OSError as error:
-            self.discard()
-            raise self._error(f"cannot read the results file ({error})", log_tail) from error
-        # Read once: a corrupt file must not stay behind in results_uri either.
-        self.discard()
-        try:
-            data = _loaded(raw)
-            refusal = _refusal(data)
-            summary = None if refusal else _checked_summary(data, split, checks)
-        except (ValueError, TypeError, KeyError, RecursionError, ColaError) as error:
-            raise self._error(f"the results file is corrupt ({_short(error)})", log_tail) from error
-        if refusal:
-            raise ColaJobRefused(refused_message(refusal))
-        return summary  # type: ignore[return-value]
+        def summary_or_refusal(data: Any) -> dict[str, Any] | str:
+            return _refusal(data) or _checked_summary(data, split, checks)
+
+        summary = self.load(log_tail, summary_or_refusal)
+        if isinstance(summary, str):
+            raise ColaJobRefused(refused_message(summary))
+        return summary
 
     def refusal(self) -> str | None:
         """The job's error message, when the file it left records a refused run; else ``None``.

@@ -2,7 +2,9 @@
 
 Each runner takes the validated rules, source, outputs and page, runs the job, and returns
 the results summary and the page the run wrote (None if none); the operator then settles
-(``_lifecycle.TaskLifecycle.settle``).
+(``_lifecycle.TaskLifecycle.settle``). How a task is submitted (:func:`submit_hook`,
+:func:`submit_job`, :func:`check_deploy_mode`) and whether it runs over Spark Connect
+(:func:`connect_url`) is the same for every operator, ``ColaProfileOperator`` included.
 """
 
 from __future__ import annotations
@@ -24,14 +26,19 @@ from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, refuse
 from airflow_provider_cola.operators._submit_args import SUBMIT_ONLY, submit_arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+
+    from pyspark.sql import SparkSession
 
     from cola_core.storage.specs import SourceSpec
 
-__all__ = ["ConnectRun", "OperatorRun", "SparkSubmitRun", "connect_url"]
+__all__ = [
+    "ConnectClientRun", "ConnectRun", "OperatorRun", "SparkSubmitRun", "check_deploy_mode", "connect_url",
+    "submit_hook", "submit_job",
+]
 
-# The runners take the operator (a ColaCheckOperator, which imports this module, so it is not
-# named here): its arguments, its log, its _lifecycle, _job_spec and _mask_secrets.
+# The runners take the operator (a ColaCheckOperator or a ColaProfileOperator, which import this
+# module, so it is not named here): its arguments, its log, its _lifecycle, _job_spec and _mask_secrets.
 Operator = Any
 
 # Besides spark-submit's own arguments, the operator's that only apply to it.
@@ -77,8 +84,8 @@ def connect_url(task: Operator) -> str | None:
         raise ColaConfigError(f"the spark_connect connection {task.conn_id!r} has no usable URL: {error}") from None
 
 
-class ConnectRun:
-    """Run the job in this process as a client of a Spark Connect server.
+class ConnectClientRun:
+    """A run in this process as a client of a Spark Connect server (``remote``, from :func:`connect_url`).
 
     A failure that is no refusal (the server cannot be reached, a query crashed) is a
     ``ColaJobError``, which is retried.
@@ -90,20 +97,31 @@ class ConnectRun:
         self._task = task
         self._remote = remote
 
+    @property
+    def server(self) -> str:
+        """The server's host and port, for the log (the URL may carry a token: never logged)."""
+        return urlsplit(self._remote).netloc
+
+    def session(self) -> tuple[SparkSession, bool]:
+        """A session of the server, with the task's ``conf``, and whether this call started it."""
+        from cola_core.storage.session import spark_session
+
+        return spark_session(self._remote, (self._task.conf or {}).items())
+
+
+class ConnectRun(ConnectClientRun):
+    """Run the job in this process as a client of a Spark Connect server."""
+
     def run(
         self, block: RuleBlock, source: SourceSpec, outputs: Mapping[str, Any], page: Path | None
     ) -> tuple[Mapping[str, Any], Path | None]:
         from cola_core.job.runner import load_job
-        from cola_core.storage.session import spark_session
 
         task = self._task
         job = load_job(task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
-        task.log.info("Cola runs in this worker as a Spark Connect client of %s", urlsplit(self._remote).netloc)
+        task.log.info("Cola runs in this worker as a Spark Connect client of %s", self.server)
         run = task._lifecycle.run_in_process(
-            job,
-            lambda: spark_session(self._remote, (task.conf or {}).items()),
-            page=page,
-            crash="the Cola job over Spark Connect failed",
+            job, self.session, page=page, crash="the Cola job over Spark Connect failed",
         )
         return run.outcome.summary, page if run.page_written else None
 
@@ -124,59 +142,75 @@ class SparkSubmitRun:
     ) -> tuple[Mapping[str, Any], Path | None]:
         task = self._task
         deploy_mode = requested_deploy_mode(task.conn_id, task.deploy_mode)
-        _check_deploy_mode(deploy_mode, page, task.results_uri)
+        check_deploy_mode(deploy_mode, page, task.results_uri)
         # Again: execute() may be called without rendering (a test calling it directly).
         secrets = task._mask_secrets()
         with tempfile.TemporaryDirectory(prefix="cola-") as workdir:
             results = ResultsFile(workdir, task.results_uri)
             rules, shipped = rules_file(block, Path(workdir), deploy_mode)
             job = task._job_spec(rules, source, results.target, outputs)
-            self.hook = hook = self._hook(job.to_argv(), shipped, secrets)
+            self.hook = hook = submit_hook(task, job.to_argv(), shipped, secrets)
             # The local master reads this machine's files: a missing one fails before any JVM.
             checked_local_path(source, hook.master)
-            self._submit(hook, results)
+            submit_job(task, hook, [results])
             summary = results.read(split=task.command == "split", checks=block.checks, log_tail=hook.log_tail)
         if page is not None and not page.is_file():
             # The driver removed the earlier page and warned why it wrote none (in its log above).
             task.log.warning("The HTML report was not written: %s is missing after the run", page)
         return summary, page
 
-    def _hook(self, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
-        task = self._task
-        given = submit_arguments(task)
-        return ColaSubmitHook(
-            **{
-                **given,
-                "py_files": ",".join(filter(None, [str(_py_files_zip()), task.py_files])),
-                "files": ",".join(filter(None, [*shipped, task.files])) or None,
-                "name": task.name or f"cola-{task.dag_id}-{task.task_id}",
-            },
-            conn_id=task.conn_id,
-            application_args=arguments,
-            secrets=secrets,
-        )
 
-    def _submit(self, hook: ColaSubmitHook, results: ResultsFile) -> None:
-        task = self._task
-        if hook.environment:
-            task.log.info("spark-submit runs with %s", hook.environment)
-        task._lifecycle.stop_if_killed()  # killed before spark-submit starts: nothing to run
-        try:
-            with task._lifecycle.interruptible(hook.on_kill):
-                hook.submit(str(_job_entry_path()))
-        except ColaJobError:
-            # The job writes why it refused its inputs to its results file, which is read first
-            # (in cluster deploy mode spark-submit's exit status is not the job's); only a job
-            # that refused before it could write one is known by its exit status and log.
-            refusal = results.refusal() or hook.refusal_in_log()
-            # Whatever a failed job left (a refusal, a partial file) is read once, never again.
-            results.discard()
-            if refusal is not None:
-                raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
-            raise
+def submit_hook(task: Operator, arguments: list[str], shipped: list[str], secrets: Mapping[str, str]) -> ColaSubmitHook:
+    """The hook that submits ``cola_core``'s job entry point with ``arguments`` for ``task``:
+    its spark-submit arguments, ``cola_core`` zipped into ``--py-files`` (before the task's
+    own), ``shipped`` files in ``--files`` (before the task's own), and ``secrets`` masked."""
+    given = submit_arguments(task)
+    return ColaSubmitHook(
+        **{
+            **given,
+            "py_files": ",".join(filter(None, [str(_py_files_zip()), task.py_files])),
+            "files": ",".join(filter(None, [*shipped, task.files])) or None,
+            "name": task.name or f"cola-{task.dag_id}-{task.task_id}",
+        },
+        conn_id=task.conn_id,
+        application_args=arguments,
+        secrets=secrets,
+    )
 
 
-def _check_deploy_mode(deploy_mode: str, page: Path | None, results_uri: str | None) -> None:
+def submit_job(task: Operator, hook: ColaSubmitHook, written: Sequence[ResultsFile]) -> None:
+    """Run ``hook``'s spark-submit of the job entry point, which ``task``'s kill stops.
+
+    Args:
+        written: the files the job writes for this worker. After a failed submit each is
+            removed, once a refusal recorded in one of them has been read.
+
+    Raises:
+        AirflowTaskTerminated: the task was killed before spark-submit started.
+        ColaJobRefused: the job refused its inputs: a file it wrote says so, or (in client
+            deploy mode) its exit status and log.
+        ColaJobError: spark-submit failed otherwise.
+    """
+    if hook.environment:
+        task.log.info("spark-submit runs with %s", hook.environment)
+    task._lifecycle.stop_if_killed()  # killed before spark-submit starts: nothing to run
+    try:
+        with task._lifecycle.interruptible(hook.on_kill):
+            hook.submit(str(_job_entry_path()))
+    except ColaJobError:
+        # The job writes why it refused its inputs to its results file, which is read first
+        # (in cluster deploy mode spark-submit's exit status is not the job's); only a job
+        # that refused before it could write one is known by its exit status and log.
+        refusal = next(filter(None, (file.refusal() for file in written)), None) or hook.refusal_in_log()
+        # Whatever a failed job left (a refusal, a partial file) is read once, never again.
+        for file in written:
+            file.discard()
+        if refusal is not None:
+            raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
+        raise
+
+
+def check_deploy_mode(deploy_mode: str, page: Path | None, results_uri: str | None) -> None:
     """Refuse what cannot work in cluster deploy mode, before anything is built.
 
     Raises:

@@ -160,3 +160,51 @@ SPLIT_FAIL_SUMMARY = summary(
     valid_count=1,
     invalid_count=5,
 )
+
+# ColaProfileOperator's XCom for the orders of 2024-01-03 (a duplicate order 3003 and a NULL
+# order_id), the same through spark-submit (test_profiling.py) and over Spark Connect
+# (test_connect.py): Profile.to_dict(), columns in the order the JSON reader gives them.
+_NO_NUMBERS = {"minimum": None, "maximum": None, "mean": None, "stddev": None, "nan": None, "infinite": None}
+_NO_TEXT = {"min_length": None, "max_length": None, "formats": {}}
+ORDERS_PROFILE: dict[str, Any] = {"rows": 6, "sample": None, "distinct_error": 0.01, "columns": [
+    {"name": "amount", "type": "double", "kind": "number", "rows": 6, "nulls": 0, "null_percent": 0.0, "distinct": 5,
+     "distinct_exact": True, "minimum": -15.0, "maximum": 300.0, "mean": 70.08333333333333,
+     "stddev": 115.02452637010363, "nan": 0, "infinite": 0, **_NO_TEXT,
+     "top_values": [["48.0", 2], ["-15.0", 1], ["17.5", 1], ["22.0", 1], ["300.0", 1]], "top_values_cut": False,
+     "skipped": None},
+    {"name": "country", "type": "string", "kind": "text", "rows": 6, "nulls": 0, "null_percent": 0.0, "distinct": 5,
+     "distinct_exact": True, **_NO_NUMBERS, "min_length": 2, "max_length": 2, "formats": {"alphanumeric": 6},
+     "top_values": [["FI", 2], ["CA", 1], ["EG", 1], ["KE", 1], ["in", 1]], "top_values_cut": False, "skipped": None},
+    {"name": "email", "type": "string", "kind": "text", "rows": 6, "nulls": 0, "null_percent": 0.0, "distinct": 5,
+     "distinct_exact": True, **_NO_NUMBERS, "min_length": 15, "max_length": 16, "formats": {"email": 6},
+     "top_values": [["pia@example.com", 2], ["nia@example.com", 1], ["omar@example.com", 1], ["quin@example.com", 1],
+                    ["raj@example.com", 1]],
+     "top_values_cut": False, "skipped": None},
+    {"name": "order_id", "type": "bigint", "kind": "number", "rows": 6, "nulls": 1,
+     "null_percent": 16.666666666666668, "distinct": 4, "distinct_exact": True, "minimum": 3001, "maximum": 3005,
+     "mean": 3002.8, "stddev": 1.4832396974191326, "nan": None, "infinite": None, **_NO_TEXT,
+     "top_values": [["3003", 2], ["3001", 1], ["3002", 1], ["3005", 1]], "top_values_cut": False, "skipped": None},
+]}
+# The profile's table, as `cola profile` prints it, one line each.
+ORDERS_PROFILE_TABLE = [
+    "Profile of 6 rows",
+    "column    type    nulls       distinct  min   max   mean     top values / formats",
+    "amount    double  0 (0%)      5         -15   300   70.0833  48.0: 2, -15.0: 1, 17.5: 1, 22.0: 1, 300.0: 1",
+    "country   string  0 (0%)      5                              FI: 2, CA: 1, EG: 1, KE: 1, in: 1",
+    "email     string  0 (0%)      5                              pia@example.com: 2, nia@example.com: 1, "
+    "omar@example.com: 1, quin@example.com: 1, raj@example.com: 1",
+    "order_id  bigint  1 (16.67%)  4         3001  3005  3002.8   3003: 2, 3001: 1, 3002: 1, 3005: 1",
+]
+# The rules suggested from that profile, with no history.
+ORDERS_SUGGESTIONS: list[dict[str, Any]] = [
+    {"type": "row_count", "min": 6, "max": 6, "name": "6 rows when profiled"},
+    {"type": "not_null", "columns": ["amount"], "name": "0 NULLs in 6 rows"},
+    {"type": "range", "column": "amount", "min": -15.0, "max": 300.0, "name": "values from -15 to 300 when profiled"},
+    {"type": "not_null", "columns": ["country"], "name": "0 NULLs in 6 rows"},
+    {"type": "invalid_percent", "column": "country", "valid_format": "alphanumeric", "must_be": "<= 0",
+     "name": "100% of present values are alphanumeric"},
+    {"type": "not_null", "columns": ["email"], "name": "0 NULLs in 6 rows"},
+    {"type": "invalid_percent", "column": "email", "valid_format": "email", "must_be": "<= 0",
+     "name": "100% of present values are email"},
+    {"type": "range", "column": "order_id", "min": 3001, "max": 3005, "name": "values from 3001 to 3005 when profiled"},
+]

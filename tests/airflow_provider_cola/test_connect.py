@@ -19,7 +19,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from cola_expected import ORDERS_FAIL_SUMMARY, SPLIT_FAIL_SUMMARY, costs_apart
+from cola_expected import (
+    ORDERS_FAIL_SUMMARY,
+    ORDERS_PROFILE,
+    ORDERS_PROFILE_TABLE,
+    ORDERS_SUGGESTIONS,
+    SPLIT_FAIL_SUMMARY,
+    costs_apart,
+)
 from connect_server import connect_server
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
@@ -109,18 +116,28 @@ def test_the_split_example_runs_over_spark_connect(airflow_home, server_port, tm
     assert sorted(os.listdir(tmp_path / "2024-01-03")) == ["quarantine", "report", "valid"]
 
 
-def test_the_decorator_gets_a_connect_session_from_a_spark_connect_connection(airflow_home, server_port):
-    done = _dags_test("cola_test_connect", "2024-01-03", server_port)
+def test_the_decorator_and_the_profile_operator_are_connect_clients_of_a_spark_connect_connection(
+    airflow_home, server_port, tmp_path
+):
+    done = _dags_test("cola_test_connect", "2024-01-03", server_port, {"folder": str(tmp_path)})
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-5000:]
     states, xcom = _outcome("cola_test_connect", "2024-01-03")
-    assert states == {"orders_over_connect": "success"}
+    assert states == {"orders_over_connect": "success", "profile_over_connect": "success"}
     assert "session: pyspark.sql.connect.session" in log
     results = xcom["orders_over_connect"]["results"]
     assert [(r["code"], r["severity"], r["message"]) for r in results] == [
         ("unique(order_id)", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"),
         ("row_count", "pass", "row_count = 6 is within bounds (min 1)"),
     ]
+    # The profile the spark-submit run of the same day pushes (test_profiling.py), and the rules
+    # suggested from it (without a history), as JSON for a .json file.
+    assert xcom["profile_over_connect"] == ORDERS_PROFILE
+    suggestions = tmp_path / "orders.suggested.json"
+    assert suggestions.read_text() == json.dumps({"rules": ORDERS_SUGGESTIONS}, indent=2) + "\n"
+    assert f"Cola profiles in this worker as a Spark Connect client of 127.0.0.1:{server_port}" in log
+    assert "Cola profile:\n" + "\n".join(ORDERS_PROFILE_TABLE) in log
+    assert f"Cola wrote {len(ORDERS_SUGGESTIONS)} suggested rules to {suggestions}: review them" in log
 
 
 def test_over_connect_failures_fail_once_and_only_a_lost_server_is_retried(airflow_home, server_port):
@@ -128,7 +145,8 @@ def test_over_connect_failures_fail_once_and_only_a_lost_server_is_retried(airfl
     log = done.stdout + done.stderr
     states, xcom = _outcome("cola_test_connect_failures", "2024-01-03")
     assert states == dict.fromkeys(
-        ("fails", "submit_only", "wrong_column", "decorator_wrong_column", "server_gone", "decorator_server_gone"),
+        ("fails", "submit_only", "wrong_column", "profile_wrong_column", "decorator_wrong_column", "server_gone",
+         "decorator_server_gone"),
         "failed",
     )
     # XCom is pushed before the task fails, as through spark-submit.
@@ -143,11 +161,15 @@ def test_over_connect_failures_fail_once_and_only_a_lost_server_is_retried(airfl
     # A rule naming a column the data does not have: one try, although two retries are allowed,
     # from the operator and from the decorator alike.
     tries = _tries("cola_test_connect_failures", "2024-01-03")
-    assert (tries["wrong_column"], tries["decorator_wrong_column"]) == (1, 1)
+    assert (tries["wrong_column"], tries["decorator_wrong_column"], tries["profile_wrong_column"]) == (1, 1, 1)
     assert log.count(
         "airflow_provider_cola.errors.ColaJobRefused: rules[0] (not_null): column 'order_ids' does not exist; "
         "the DataFrame has amount, country, email, order_id\n"
     ) == 2
+    assert log.count(
+        "airflow_provider_cola.errors.ColaJobRefused: no column 'order_ids' in the DataFrame; its columns are amount, "
+        "country, email, order_id\n"
+    ) == 1
     # A server that cannot be reached is a crash, which a retry may cure: both tries ran.
     assert (tries["server_gone"], tries["decorator_server_gone"]) == (2, 2)
     # The operator's ColaJobError (retried) says so; the decorator lets Spark's own error through.
@@ -157,5 +179,6 @@ def test_over_connect_failures_fail_once_and_only_a_lost_server_is_retried(airfl
         "\n\tstatus = StatusCode.UNAVAILABLE\n"
     ) == 4
     assert "ColaJobRefused: Spark refused a query" not in log
-    for task_id in ("wrong_column", "decorator_wrong_column", "server_gone", "decorator_server_gone"):
+    for task_id in ("wrong_column", "profile_wrong_column", "decorator_wrong_column", "server_gone",
+                    "decorator_server_gone"):
         assert task_id not in xcom

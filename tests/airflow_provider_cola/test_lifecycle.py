@@ -53,7 +53,7 @@ def test_a_kill_interrupts_what_runs_then_stops_the_task(entry_point):
 
 def test_a_task_killed_before_spark_submit_starts_submits_nothing(tmp_path):
     from airflow_provider_cola.operators._results import ResultsFile
-    from airflow_provider_cola.operators._runs import SparkSubmitRun
+    from airflow_provider_cola.operators._runs import submit_job
 
     class NeverSubmitted:
         environment: dict[str, str] = {}
@@ -64,7 +64,7 @@ def test_a_task_killed_before_spark_submit_starts_submits_nothing(tmp_path):
     operator = ColaCheckOperator(task_id="killed", rules=RULES, source=SOURCE)
     operator.on_kill()
     with pytest.raises(AirflowTaskTerminated):
-        SparkSubmitRun(operator)._submit(NeverSubmitted(), ResultsFile(tmp_path))  # type: ignore[arg-type]
+        submit_job(operator, NeverSubmitted(), [ResultsFile(tmp_path)])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("entry_point", ["operator", "decorator"])

@@ -66,12 +66,13 @@ def test_dag_parsing_imports_no_pyspark_and_reads_no_file(tmp_path):
         import sys
         from airflow.sdk import DAG
         from airflow_provider_cola.decorators import cola_check
-        from airflow_provider_cola.operators import ColaCheckOperator, ColaSplitOperator
+        from airflow_provider_cola.operators import ColaCheckOperator, ColaProfileOperator, ColaSplitOperator
 
         with DAG("parse_me", schedule=None):
             ColaCheckOperator(task_id="check", rules="no/such/rules.yaml", source={"table": "db.t"})
             ColaSplitOperator(task_id="split", rules=[], source={"table": "db.t"}, valid_output="/v",
                               invalid_output="/i")
+            ColaProfileOperator(task_id="profile", source={"table": "db.t"}, suggestions="/no/such/folder/t.yaml")
 
             def numbers(spark):
                 return spark.range(1)
@@ -289,14 +290,14 @@ class _FailingHook:
 )
 def test_a_failed_submit_leaves_no_results_file_behind(tmp_path, left, raised):
     from airflow_provider_cola.operators._results import ResultsFile
-    from airflow_provider_cola.operators._runs import SparkSubmitRun
+    from airflow_provider_cola.operators._runs import submit_job
 
     operator = ColaCheckOperator(task_id="check", rules=RULES, source=SOURCE, results_uri=str(tmp_path / "shared"))
     (tmp_path / "shared").mkdir()
     results = ResultsFile(tmp_path, operator.results_uri)
     Path(results.target).write_text(left, encoding="utf-8")
     with pytest.raises(raised):
-        SparkSubmitRun(operator)._submit(_FailingHook(), results)
+        submit_job(operator, _FailingHook(), [results])
     assert list((tmp_path / "shared").iterdir()) == []
 
 

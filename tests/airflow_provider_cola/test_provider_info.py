@@ -27,7 +27,10 @@ def test_get_provider_info():
                 "tags": ["software"],
             }
         ],
-        "operators": [{"integration-name": "Cola", "python-modules": ["airflow_provider_cola.operators.cola"]}],
+        "operators": [{
+            "integration-name": "Cola",
+            "python-modules": ["airflow_provider_cola.operators.cola", "airflow_provider_cola.operators.profiling"],
+        }],
         "task-decorators": [{"name": "cola_check", "class-name": "airflow_provider_cola.decorators.cola.cola_check"}],
         "extra-links": ["airflow_provider_cola.links.ColaReportLink"],
     }

@@ -1,4 +1,5 @@
-"""``@cola_check`` with a ``spark_connect`` connection: the function gets a Spark Connect session.
+"""``@cola_check`` with a ``spark_connect`` connection: the function gets a Spark Connect session;
+``ColaProfileOperator`` runs the engine in the task's process as its client.
 
 Run by test_connect.py, which points ``spark_local`` at a local Spark Connect server, and
 ``spark_gone`` at a port on 127.0.0.1 that nothing listens on.
@@ -9,13 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pendulum
 from airflow.sdk import DAG
 
 from airflow_provider_cola.decorators import cola_check
-from airflow_provider_cola.operators import ColaCheckOperator
+from airflow_provider_cola.operators import ColaCheckOperator, ColaProfileOperator
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
@@ -25,6 +27,7 @@ with DAG(
     schedule=None,
     start_date=pendulum.datetime(2024, 1, 1, tz="UTC"),
     catchup=False,
+    params={"folder": "/nonexistent/set-by-the-test"},
     default_args={"retries": 0},
 ):
 
@@ -35,6 +38,10 @@ with DAG(
         return spark.read.json(str(ORDERS / ds))
 
     orders_over_connect()
+    ColaProfileOperator(
+        task_id="profile_over_connect", conn_id="spark_local", source={"path": str(ORDERS / "{{ ds }}"), "format": "json"},
+        suggestions="{{ params.folder }}/orders.suggested.json",
+    )
 
 
 
@@ -88,6 +95,11 @@ with DAG(
         task_id="wrong_column", conn_id="spark_local", rules=WRONG_COLUMN,
         source={"path": str(ORDERS / "{{ ds }}"), "format": "json"}, **RETRIED_TWICE,
     )
+    profile_wrong_column = ColaProfileOperator(
+        task_id="profile_wrong_column", conn_id="spark_local", columns=["order_ids"],
+        source={"path": str(ORDERS / "{{ ds }}"), "format": "json"},
+        suggestions=str(Path(tempfile.gettempdir()) / "never-written.yaml"), **RETRIED_TWICE,
+    )
 
     @cola_check(rules=WRONG_COLUMN, conn_id="spark_local", **RETRIED_TWICE)
     def decorator_wrong_column(spark, ds=None):
@@ -105,4 +117,5 @@ with DAG(
     def decorator_server_gone(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
-    [fails, submit_only, wrong_column, decorator_wrong_column()] >> server_gone >> decorator_server_gone()
+    [fails, submit_only, wrong_column, profile_wrong_column, decorator_wrong_column()] >> server_gone
+    server_gone >> decorator_server_gone()
