@@ -21,9 +21,9 @@ from airflow_provider_cola._rules import checked_local_path
 from airflow_provider_cola._spark_target import requested_deploy_mode
 from airflow_provider_cola.operators._results import ResultsFile
 from airflow_provider_cola.operators._runs import ConnectClientRun, check_deploy_mode, submit_hook, submit_job
-from cola_core import Cola, exit_status
+from cola_core import Cola
 from cola_core.common.values import utc_datetime
-from cola_core.job.spec import JobSpec
+from cola_core.job.spec import source_argv
 from cola_core.language.profiles import ColumnProfile, Profile
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from airflow_provider_cola.operators._spark_submit import ColaSubmitHook
     from cola_core.storage.specs import OutputSpec, SourceSpec
 
-__all__ = ["ConnectProfileRun", "ProfileOutcome", "ProfileRequest", "ProfileRun", "SubmitProfileRun", "source_argv"]
+__all__ = ["ConnectProfileRun", "ProfileOutcome", "ProfileRequest", "ProfileRun", "SubmitProfileRun"]
 
 # The operator (a ColaProfileOperator, which imports this module): its arguments, log and _lifecycle.
 Operator = Any
@@ -51,6 +51,9 @@ class ProfileRequest:
         dataset: with ``history``, whose runs to learn from.
         data_date: with ``history``, the date of the data profiled (ISO text): only the data
             intervals before it are read. None: every interval up to now.
+        now: the instant a ``freshness`` suggestion's age is taken at (ISO text): the DAG
+            run's data interval end, so that a rerun suggests what the first run did. None:
+            the clock's.
     """
 
     source: SourceSpec
@@ -60,6 +63,7 @@ class ProfileRequest:
     history: OutputSpec | None = None
     dataset: str | None = None
     data_date: str | None = None
+    now: str | None = None
 
     def argv(self, profile_out: str, out: str) -> list[str]:
         """The job's command line: ``cola suggest`` writing the profile to ``profile_out`` and
@@ -70,6 +74,7 @@ class ProfileRequest:
         if self.sample is not None:
             argv += ["--sample", repr(self.sample)]
         argv += ["--strictness", self.strictness, "--profile-out", profile_out, "--out", out]
+        argv += [] if self.now is None else ["--now", self.now]
         if self.history is not None:
             # The store as an OUTPUT argument: its config as JSON, which `cola` reads back as it is.
             argv += ["--history", json.dumps(self.history.to_config()), "--dataset", str(self.dataset)]
@@ -77,23 +82,12 @@ class ProfileRequest:
         return argv
 
     def learning(self) -> dict[str, Any]:
-        """``Cola.suggest``'s history arguments, as ``cola suggest`` gives them from its flags."""
+        """``Cola.suggest``'s ``now`` and history arguments, as ``cola suggest`` gives them from its flags."""
+        moment = {} if self.now is None else {"now": utc_datetime(self.now)}
         if self.history is None:
-            return {}
+            return moment
         data_date = None if self.data_date is None else utc_datetime(self.data_date)
-        return {"history": self.history, "dataset": self.dataset, "data_date": data_date}
-
-
-def source_argv(source: SourceSpec) -> list[str]:
-    """The source's flags on the ``cola`` command line (``--input``/``--format``/``--option``,
-    ``--table`` or ``--query``), as ``JobSpec.to_argv`` writes them: that is their one
-    serialised form, and ``cola suggest`` reads them as ``cola check`` does. A job of the source
-    alone is ``check --rules - <source flags> --samples 0 --fail-exit-code N``."""
-    argv = JobSpec(rules="-", source=source).to_argv()
-    tail = ["--samples", "0", "--fail-exit-code", str(exit_status.FAILED)]
-    if argv[:3] != ["check", "--rules", "-"] or argv[-len(tail):] != tail:
-        raise AssertionError(f"JobSpec.to_argv() changed its layout: {argv!r}")
-    return argv[3:-len(tail)]
+        return {**moment, "history": self.history, "dataset": self.dataset, "data_date": data_date}
 
 
 @dataclass(frozen=True)

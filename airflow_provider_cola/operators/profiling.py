@@ -33,7 +33,7 @@ from cola_core.common.formatting import plural
 from cola_core.errors import ColaError
 from cola_core.history.store import default_dataset
 from cola_core.report.pages import replace_file
-from cola_core.ruleset.suggestions import checked_strictness, suggestions_yaml
+from cola_core.ruleset.suggestions import checked_strictness, suggestions_text
 from cola_core.storage.specs import without_file_scheme
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class ColaProfileOperator(ColaTask, BaseOperator):
         columns: the columns to profile, in this order (all of them by default). A name
             holding a comma, or spaces at either end, cannot be passed to ``cola suggest``.
         sample: profile this fraction of the rows (above 0, at most 1), drawn with a fixed
-            seed; a sample suggests no ``unique`` rule and only ``row_count`` ``min: 1``.
+            seed; a sample suggests no ``unique`` rule, and ``row_count`` only ``> 0``.
         strictness: ``exact`` (default): bounds at the values seen; ``margin``: widened by a
             tenth.
         history: a history store (an output config, or a parquet path) of earlier checks of
@@ -221,6 +221,8 @@ class ColaProfileOperator(ColaTask, BaseOperator):
         return ProfileRequest(
             source, columns, sample, strictness, fields.get("history"), fields.get("dataset"),
             fields["data_date"] if "history" in fields else None,
+            # Freshness is judged at the end of the run's data interval, not by the clock.
+            now=fields["data_interval_end"] or fields["data_date"],
         )
 
     def _publish(self, context: Context, outcome: ProfileOutcome, path: Path) -> dict[str, Any]:
@@ -230,7 +232,8 @@ class ColaProfileOperator(ColaTask, BaseOperator):
             ColaJobError: the file cannot be written (its folder was checked before the run).
         """
         try:
-            replace_file(path, suggestions_text(outcome.rules, path), "the suggestions file")
+            text = suggestions_text(outcome.rules, as_json=path.suffix.lower() == ".json")
+            replace_file(path, text, "the suggestions file")
         except ColaError as error:
             raise ColaJobError(str(error)) from error
         count = len(outcome.rules)
@@ -305,14 +308,6 @@ def checked_suggestions_path(suggestions: Any) -> Path:
     if not os.access(path.parent, os.W_OK | os.X_OK):
         raise ColaConfigError(f"suggestions: this worker cannot write in the folder {str(path.parent)!r}")
     return path
-
-
-def suggestions_text(rules: list[dict[str, Any]], path: Path) -> str:
-    """The rules file as ``cola suggest --out`` writes it: JSON for a ``.json`` file, else YAML
-    with a comment per rule."""
-    if path.suffix.lower() == ".json":
-        return json.dumps({"rules": rules}, indent=2, allow_nan=False) + "\n"
-    return suggestions_yaml(rules)
 
 
 def bounded_profile(

@@ -254,6 +254,10 @@ def _add_profile_commands(commands: Any) -> None:
         help="write the rules here (JSON for a .json file, else YAML with a comment per rule) instead of printing them",
     )
     suggest.add_argument("--profile-out", metavar="FILE", help="also write the profile here as JSON")
+    suggest.add_argument(
+        "--now", metavar="DATE",
+        help="the instant a freshness suggestion's age is taken at, ISO (UTC without a zone); default: the clock's",
+    )
     learned = suggest.add_argument_group("thresholds from history")
     learned.add_argument(
         "--history", metavar="OUTPUT",

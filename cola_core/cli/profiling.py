@@ -20,7 +20,7 @@ from cola_core.cola import Cola
 from cola_core.common.values import utc_datetime
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.job.spec import checked_moment
-from cola_core.ruleset.suggestions import STRICTNESS, suggestions_yaml
+from cola_core.ruleset.suggestions import STRICTNESS, suggestions_text
 from cola_core.storage.readwrite import read_source
 from cola_core.storage.session import spark_session, stop_session
 from cola_core.storage.specs import history_spec, parse_source, without_file_scheme
@@ -37,6 +37,8 @@ def run_profile_command(args: argparse.Namespace) -> None:
     out = _out_path(args.out, "--out") if args.out else None
     profile_out = out if args.command == "profile" else _profile_out(args)
     learn = _learning(args) if args.command == "suggest" else {}
+    if args.command == "suggest" and args.now is not None:
+        learn["now"] = utc_datetime(checked_moment(args.now, "--now"))
     cola = Cola()
     spark, started_here = spark_session(args.remote or args.master, tuple(args.conf))
     try:
@@ -49,8 +51,7 @@ def run_profile_command(args: argparse.Namespace) -> None:
         if args.command == "profile":
             return
         rules = cola.suggest(profile, strictness=args.strictness, spark=spark, **learn)
-        as_json = out is not None and out.suffix.lower() == ".json"
-        text = json.dumps({"rules": rules}, indent=2, allow_nan=False) + "\n" if as_json else suggestions_yaml(rules)
+        text = suggestions_text(rules, as_json=out is not None and out.suffix.lower() == ".json")
         if out is None:
             print(f"\n{text}", end="", flush=True)
         else:

@@ -22,7 +22,7 @@ from cola_core.common.values import utc_datetime
 from cola_core.errors import ColaError
 from cola_core.storage.specs import OutputSpec, SourceSpec, history_spec
 
-__all__ = ["COMMANDS", "Command", "JobSpec", "checked_moment", "checked_samples"]
+__all__ = ["COMMANDS", "Command", "JobSpec", "checked_moment", "checked_samples", "source_argv"]
 
 Command = Literal["check", "split"]
 COMMANDS: tuple[Command, ...] = ("check", "split")
@@ -165,7 +165,7 @@ class JobSpec:
             raise ColaError("a job run from the command line needs a source")
         if not isinstance(self.rules, str):
             raise ColaError("a job run from the command line reads its rules from a file")
-        argv = [self.command, "--rules", self.rules, *_source_argv(self.source)]
+        argv = [self.command, "--rules", self.rules, *source_argv(self.source)]
         argv += _flag("--results", self.results) + _flag("--html", self.html) + _flag("--pipeline", self.pipeline)
         argv += ["--samples", str(self.samples)]
         argv += _flag("--report", None if self.report is None else _output_text(self.report))
@@ -246,7 +246,9 @@ def _flag(flag: str, value: str | None) -> list[str]:
     return [] if value is None else [flag, value]
 
 
-def _source_argv(source: SourceSpec) -> list[str]:
+def source_argv(source: SourceSpec) -> list[str]:
+    """The source's flags on the ``cola`` command line: ``--input`` (with ``--format`` and
+    ``--option``), ``--table`` or ``--query``, as every command that reads a source takes them."""
     if source.path is not None:
         argv = ["--input", source.path, "--format", source.format]
         for key, value in source.options.items():

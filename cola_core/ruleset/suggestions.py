@@ -49,7 +49,8 @@ from cola_core.language.profiles import ColumnProfile, Profile
 
 __all__ = [
     "FORMAT_SHARE_PERCENT", "LEARNED_TYPES", "LEARN_FROM_AT_LEAST", "LEARN_FROM_RUNS", "MARGIN", "RARE_NULLS_PERCENT",
-    "STRICTNESS", "checked_strictness", "learned_rules", "measured_values", "suggest_rules", "suggestions_yaml",
+    "STRICTNESS", "checked_strictness", "learned_rules", "measured_values", "suggest_rules", "suggestions_text",
+    "suggestions_yaml",
 ]
 
 STRICTNESS = ("exact", "margin")
@@ -295,6 +296,11 @@ def _outwards(value: float, direction: int) -> float:
     if (rounded - value) * direction < 0:
         rounded += direction * 0.01
     return round(rounded, 2)
+
+
+def suggestions_text(rules: list[dict[str, Any]], as_json: bool) -> str:
+    """``rules`` as a rules file: ``{"rules": [...]}`` in JSON, or :func:`suggestions_yaml`."""
+    return json.dumps({"rules": rules}, indent=2, allow_nan=False) + "\n" if as_json else suggestions_yaml(rules)
 
 
 def suggestions_yaml(rules: list[dict[str, Any]]) -> str:

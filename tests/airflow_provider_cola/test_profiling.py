@@ -14,8 +14,9 @@ import pytest
 
 from airflow_provider_cola.errors import ColaConfigError
 from airflow_provider_cola.operators import ColaProfileOperator
-from airflow_provider_cola.operators._profile_runs import ProfileRequest, source_argv
+from airflow_provider_cola.operators._profile_runs import ProfileRequest
 from airflow_provider_cola.operators.profiling import PROFILE_XCOM_BYTES, bounded_profile
+from cola_core.job.spec import source_argv
 from cola_core.language.profiles import ColumnProfile, Profile
 from cola_core.storage.specs import history_spec, parse_source
 from cola_expected import ORDERS_PROFILE, ORDERS_PROFILE_TABLE
@@ -128,17 +129,17 @@ def test_the_job_is_cola_suggest_with_the_operators_arguments():
     source = parse_source({"path": "/data/orders", "format": "csv", "options": {"header": "true", "sep": ";"}})
     request = ProfileRequest(
         source, ("order_id", "email"), 0.25, "margin", history_spec({"path": "/h"}), "shop.orders",
-        "2024-01-03T00:00:00+00:00",
+        "2024-01-03T00:00:00+00:00", "2024-01-04T00:00:00+00:00",
     )
     assert request.argv("/tmp/w/profile.json", "/tmp/w/suggestions.json") == [
         "suggest", "--input", "/data/orders", "--format", "csv", "--option", "header=true", "--option", "sep=;",
         "--columns", "order_id,email", "--sample", "0.25", "--strictness", "margin",
         "--profile-out", "/tmp/w/profile.json", "--out", "/tmp/w/suggestions.json",
-        "--history", '{"path": "/h", "mode": "append"}', "--dataset", "shop.orders",
+        "--now", "2024-01-04T00:00:00+00:00", "--history", '{"path": "/h", "mode": "append"}', "--dataset", "shop.orders",
         "--data-date", "2024-01-03T00:00:00+00:00",
     ]
     assert request.learning() == {
-        "history": history_spec("/h"), "dataset": "shop.orders",
+        "now": dt.datetime(2024, 1, 4, tzinfo=dt.timezone.utc), "history": history_spec("/h"), "dataset": "shop.orders",
         "data_date": dt.datetime(2024, 1, 3, tzinfo=dt.timezone.utc),
     }
     plain = ProfileRequest(parse_source({"table": "db.orders"}))
@@ -293,6 +294,8 @@ def test_a_dag_run_profiles_a_day_writes_the_suggestions_and_learns_from_the_day
     wrote = log.index(f"] Cola wrote 8 suggested rules to {suggestions}: review them before you commit them")
     assert table == sorted(table) and table[-1] < wrote
     assert re.search(
+        # The freshness age at the end of the run's data interval (a run by hand: the day before, to the logical date).
+        r"--now 2024-01-03T00:00:00\+00:00 "
         r"--history \{\"path\": \"[^\"]+/history\", \"mode\": \"append\"\} --dataset shop\.orders "
         r"--data-date 2024-01-03T00:00:00\+00:00", log,
     )

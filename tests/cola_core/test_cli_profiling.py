@@ -75,6 +75,8 @@ def test_an_unknown_column_is_refused_with_exit_2(spark, capsys):
         (["--dataset", "orders"], "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
         (["--dataset", "orders", "--data-date", "2024-03-04"],
          "cola: error: --dataset and --data-date say which earlier runs to learn from; give --history too\n"),
+        (["--now", "soon"], "cola: error: --now must be an ISO date or timestamp such as 2024-01-31 or "
+         "2024-01-31T06:00:00Z: 'soon' is not an ISO date or timestamp\n"),
         (["--history", "/tmp/history"],
          "cola: error: --history needs --dataset, the dataset whose earlier runs to learn from\n"),
         (["--history", "/tmp/history", "--dataset", "orders", "--data-date", "yesterday"],
@@ -106,3 +108,19 @@ def test_suggest_learns_from_the_runs_of_cola_check_and_writes_the_profile_too(s
     }
     assert suggested[1:] == Cola().suggest(_orders(spark))[1:]
     assert json.loads(profile_out.read_text()) == Cola().profile(_orders(spark)).to_dict()
+
+
+@pytest.mark.spark
+def test_suggest_takes_the_freshness_age_at_now(spark, tmp_path, capsys):
+    data = tmp_path / "events.csv"
+    data.write_text("id,seen_at\n1,2024-03-01 06:00:00\n2,2024-03-02 18:00:00\n")
+    out = tmp_path / "rules.json"
+    argv = ["suggest", "--input", str(data), "--format", "csv", "--option", "header=true", "--option",
+            "inferSchema=true", "--columns", "seen_at", "--out", str(out)]
+    # 2024-03-04 06:00 UTC is 1.5 days after the newest seen_at (UTC, as the tests' session reads it).
+    assert main([*argv, "--now", "2024-03-04T06:00:00Z"]) == 0
+    capsys.readouterr()
+    assert json.loads(out.read_text())["rules"][1] == {
+        "type": "freshness", "column": "seen_at", "must_be": "< 3d",
+        "name": "the newest seen_at was 1.5 days old when profiled",
+    }
