@@ -299,8 +299,10 @@ def test_a_dag_run_profiles_a_day_writes_the_suggestions_and_learns_from_the_day
         r"--history \{\"path\": \"[^\"]+/history\", \"mode\": \"append\"\} --dataset shop\.orders "
         r"--data-date 2024-01-03T00:00:00\+00:00", log,
     )
-    # The scan is a plan of some 80 aggregates; Spark's warning that it cut its printed form is not news.
+    # The scan is a plan of some 80 aggregates; Spark's warnings that it cut its printed form and
+    # shipped a big task binary are not news.
     assert "Truncated the string representation of a plan" not in log
+    assert "Broadcasting large task binary" not in log
     assert (
         "ColaJobRefused: the Cola job refused its inputs (exit code 2, so it is not retried): no column 'emails' in "
         "the DataFrame; its columns are amount, country, email, order_id"
