@@ -197,7 +197,7 @@ ORDERS_PROFILE_TABLE = [
 ]
 # The rules suggested from that profile, with no history.
 ORDERS_SUGGESTIONS: list[dict[str, Any]] = [
-    {"type": "row_count", "min": 6, "max": 6, "name": "6 rows when profiled"},
+    {"type": "row_count", "must_be": "between 6 and 6", "name": "6 rows when profiled"},
     {"type": "not_null", "columns": ["amount"], "name": "0 NULLs in 6 rows"},
     {"type": "range", "column": "amount", "min": -15.0, "max": 300.0, "name": "values from -15 to 300 when profiled"},
     {"type": "not_null", "columns": ["country"], "name": "0 NULLs in 6 rows"},
