@@ -21,7 +21,7 @@ The target: Cola at most 1.2x the hand plan at 2,000,000 rows and 30 columns. A 
 
     .venv/bin/python -m benchmarks.profile --rows 10000 --columns 1000 --rounds 1 --hand-chunk 50
 
-(One hand-written aggregation of a 1,000-column profile's 7,000 aggregates runs out of the 2g
+(One hand-written aggregation of a 1,000-column profile's 11,700 aggregates runs out of the 2g
 driver's memory while Spark plans it; in chunks of 50 it runs.)
 """
 
