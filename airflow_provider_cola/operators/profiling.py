@@ -32,6 +32,7 @@ from airflow_provider_cola.operators._submit_args import SUBMIT_ARGUMENTS, SUBMI
 from cola_core.common.formatting import plural
 from cola_core.errors import ColaError
 from cola_core.history.store import default_dataset
+from cola_core.plan.profiling import checked_sample
 from cola_core.report.pages import replace_file
 from cola_core.ruleset.suggestions import checked_strictness, suggestions_text
 from cola_core.storage.specs import without_file_scheme
@@ -211,8 +212,8 @@ class ColaProfileOperator(ColaTask, BaseOperator):
         """
         source = checked_source(self.source)
         columns = checked_columns(self.columns)
-        sample = checked_sample(self.sample)
-        try:
+        try:  # the engine's own checks, as cola suggest makes them
+            sample = checked_sample(self.sample)
             strictness = checked_strictness(self.strictness)
         except ColaError as error:
             raise ColaConfigError(str(error)) from error
@@ -267,19 +268,6 @@ def checked_columns(columns: Any) -> tuple[str, ...] | None:
                 "commas and trims spaces; leave columns out to profile every column"
             )
     return tuple(columns)
-
-
-def checked_sample(sample: Any) -> float | None:
-    """``sample`` as a float, when it is a fraction of the rows above 0 and at most 1.
-
-    Raises:
-        ColaConfigError: as ``Cola().profile`` would refuse it.
-    """
-    if sample is None:
-        return None
-    if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
-        raise ColaConfigError(f"sample must be a fraction of the rows above 0 and at most 1, got {sample!r}")
-    return float(sample)
 
 
 def checked_suggestions_path(suggestions: Any) -> Path:

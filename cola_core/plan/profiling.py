@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructField
 
-__all__ = ["DISTINCT_ERROR", "profile_table"]
+__all__ = ["DISTINCT_ERROR", "checked_sample", "profile_table"]
 
 # HyperLogLog's relative standard deviation for the estimated distinct counts: 1% costs about
 # 16 KB of state per column and task.
@@ -51,10 +51,9 @@ def profile_table(
     fraction of its rows, when given). Raises ``ColaError`` for an unknown column or a sample
     that is no fraction, before any Spark work."""
     fields = _fields(df, columns)
+    sample = checked_sample(sample)
     if sample is not None:
-        if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
-            raise ColaError(f"sample must be a fraction of the rows above 0 and at most 1, got {sample!r}")
-        df = df.sample(fraction=float(sample), seed=SAMPLE_SEED)
+        df = df.sample(fraction=sample, seed=SAMPLE_SEED)
     from pyspark.sql import functions as F
 
     plans = [_ColumnPlan(df, field) for field in fields]
@@ -76,7 +75,17 @@ def profile_table(
             m.update(distinct=distinct, distinct_exact=True)
     profiles = tuple(ColumnProfile(name=p.field.name, type=p.field.dataType.simpleString(), kind=p.kind, rows=rows, **m)
                      for p, m in zip(plans, measured, strict=True))
-    return Profile(rows, profiles, None if sample is None else float(sample), DISTINCT_ERROR)
+    return Profile(rows, profiles, sample, DISTINCT_ERROR)
+
+
+def checked_sample(sample: Any) -> float | None:
+    """``sample`` as a float when it is a fraction of the rows above 0 and at most 1 (or None);
+    raises ``ColaError`` otherwise. Pure Python: callers check it before any Spark work."""
+    if sample is None:
+        return None
+    if isinstance(sample, bool) or not isinstance(sample, (int, float)) or not 0 < sample <= 1:
+        raise ColaError(f"sample must be a fraction of the rows above 0 and at most 1, got {sample!r}")
+    return float(sample)
 
 
 def _fields(df: DataFrame, columns: Sequence[str] | None) -> list[StructField]:
