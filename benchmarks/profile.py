@@ -80,21 +80,29 @@ def hand_profile(df: DataFrame, layout: Layout, chunk: int | None = None) -> dic
     def text(pattern: str) -> str:
         return "'" + pattern.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
+    def distinct(value: str) -> str:
+        # A HyperLogLog sketch of 2**14 buckets, as Cola's: approx_count_distinct at that
+        # precision costs a second of planning per column.
+        return f"hll_sketch_estimate(hll_sketch_agg({value}, 14))"
+
+    def hashed(column: str) -> str:
+        return f"CASE WHEN {column} IS NOT NULL THEN xxhash64({column}) END"
+
     exprs = ["count(1) AS rows"]
     for column in ["id", *layout.codes]:
-        exprs += [f"count({column})", f"approx_count_distinct({column}, 0.01)", f"min({column})", f"max({column})",
+        exprs += [f"count({column})", distinct(column), f"min({column})", f"max({column})",
                   f"avg({column})", f"stddev_samp({column})"]
     for column in layout.doubles:
         finite = f"CASE WHEN NOT isnan({column}) AND {column} NOT IN (double('inf'), double('-inf')) THEN {column} END"
-        exprs += [f"count({column})", f"approx_count_distinct({column}, 0.01)",
+        exprs += [f"count({column})", distinct(hashed(column)),
                   f"count(CASE WHEN isnan({column}) THEN 1 END)",
                   f"count(CASE WHEN {column} IN (double('inf'), double('-inf')) THEN 1 END)",
                   f"min({finite})", f"max({finite})", f"avg({finite})", f"stddev_samp({finite})"]
     for column in layout.dates:
-        exprs += [f"count({column})", f"approx_count_distinct({column}, 0.01)", f"min({column})", f"max({column})",
+        exprs += [f"count({column})", distinct(f"unix_date({column})"), f"min({column})", f"max({column})",
                   f"avg(unix_date({column}))", f"stddev_samp(unix_date({column}))"]
     for column in layout.small_text + layout.emails:
-        exprs += [f"count({column})", f"approx_count_distinct({column}, 0.01)", f"min(length({column}))",
+        exprs += [f"count({column})", distinct(hashed(column)), f"min(length({column}))",
                   f"max(length({column}))"]
         exprs += [f"count(CASE WHEN {column} RLIKE {text(pattern)} THEN 1 END)" for pattern in NAMED_FORMATS.values()]
     # One aggregation, or (--hand-chunk) one job per chunk of that many aggregates, in order.

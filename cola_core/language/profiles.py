@@ -10,8 +10,8 @@ What each statistic means, and when it is missing:
   ``nan`` and ``infinite``, and left out of ``minimum``, ``maximum``, ``mean`` and ``stddev``;
 - ``distinct``: distinct present values (NULL is not one). Exact when ``distinct_exact``: for a
   column of at most ``TOP_VALUES_UP_TO`` distinct values, and for a column that could be a key
-  (every present value distinct), which are counted exactly; otherwise HyperLogLog's estimate,
-  within ``Profile.distinct_error`` (relative standard deviation);
+  (every present value distinct), which are counted exactly; otherwise a HyperLogLog sketch's
+  estimate, within ``Profile.distinct_error`` (its relative standard error, stated as a bound);
 - ``minimum``, ``maximum``, ``mean``, ``stddev``: of numbers, dates and timestamps (the mean of
   dates is a date, of timestamps a timestamp; their ``stddev`` is in days and in seconds);
 - ``min_length``, ``max_length``: of text, in characters;

@@ -338,8 +338,9 @@ def _measure_each(
     return row
 
 
-def rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | None) -> list[Any]:
-    """The values of ``aggregates``, computed in as few jobs of at most ``per_job`` as there
+def rows_in_jobs(df: DataFrame, aggregates: Sequence[Column] | Sequence[str], per_job: int | None) -> list[Any]:
+    """The values of ``aggregates`` (Columns, or SQL text, which costs one call per job
+    rather than one per aggregate), computed in as few jobs of at most ``per_job`` as there
     can be, each as large as the others (1,001 by 50: 21 jobs of 47 or 48, not 20 of 50 and one of 1)."""
     if not aggregates:
         return []
@@ -360,9 +361,12 @@ def rows_in_jobs(df: DataFrame, aggregates: Sequence[Column], per_job: int | Non
     return [value for row in rows for value in row]
 
 
-def _one_row(df: DataFrame, aggregates: Sequence[Column]) -> list[Any]:
+def _one_row(df: DataFrame, aggregates: Sequence[Column] | Sequence[str]) -> list[Any]:
     """The values of a global aggregation, which always has exactly one row."""
-    frame = df.agg(*aggregates)
+    if all(isinstance(aggregate, str) for aggregate in aggregates):
+        frame = df.selectExpr(*aggregates)
+    else:
+        frame = df.agg(*aggregates)
     # collect() of the one row: first() analyses the plan again under a LIMIT, which costs a
     # wide block a fifth of its time. Over Spark Connect, first() keeps the error a rule's
     # evaluation failure raises in the form the split's fallback recognises.

@@ -127,3 +127,23 @@ def test_a_bad_argument_is_refused_before_any_spark_work(spark, orders, job_coun
     assert str(raised.value) == message
     if hasattr(spark, "_jvm"):
         assert counted.jobs == 0
+
+
+def test_a_column_of_any_name_is_profiled(spark):
+    # The scan is SQL text over positional names, so a name SQL text could not hold as it is
+    # (a dollar sign, a backquote, a dot) is profiled like any other.
+    df = spark.createDataFrame([(1, "x", 1.5), (2, None, 2.5), (2, "y", None)], "`a$b` int, `we``ird` string, `x.y` double")
+    profile = Cola().profile(df)
+    assert [(c.name, c.nulls, c.distinct, c.minimum, c.maximum) for c in profile.columns] == [
+        ("a$b", 0, 2, 1, 2), ("we`ird", 1, 2, None, None), ("x.y", 1, 2, 1.5, 2.5),
+    ]
+    assert profile.column("we`ird").top_values == (("x", 1), ("y", 1))
+
+
+def test_the_distinct_estimate_counts_the_empty_string_and_never_null(spark):
+    # 27 rows: NULL, '', and 'v1' to 'v24' with 'v1' twice. 25 distinct present values, above
+    # the columns of few values and not a key, so the count is the estimate's, not an exact
+    # count; a sketch fed the text itself would skip '' (24), and a hash of NULL would add one.
+    values = [None, "", *(f"v{n}" for n in range(1, 25)), "v1"]
+    text = Cola().profile(spark.createDataFrame([(value,) for value in values], "s string")).column("s")
+    assert (text.nulls, text.distinct, text.distinct_exact, text.top_values) == (1, 25, False, None)
