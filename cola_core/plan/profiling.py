@@ -27,6 +27,7 @@ from cola_core.common.sqltext import string_text
 from cola_core.errors import ColaError
 from cola_core.language.profiles import TOP_VALUE_CHARS, TOP_VALUES_UP_TO, ColumnProfile, Profile
 from cola_core.plan.planner import count_distinct_rows, rows_in_jobs
+from cola_core.storage.session import load_sketches_quietly
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -69,6 +70,7 @@ def profile_table(
     for plan in plans:
         plan.first = len(aggregates)
         aggregates.extend(plan.aggregates)
+    load_sketches_quietly(df.sparkSession)
     row = rows_in_jobs(plain, aggregates, aggregates_per_job)
     rows = int(row[0])
     measured = [plan.read(rows, row[plan.first : plan.first + len(plan.aggregates)]) for plan in plans]

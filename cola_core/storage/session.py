@@ -40,6 +40,7 @@ __all__ = [
     "jvm_line_level",
     "jvm_noise",
     "lean_conf",
+    "load_sketches_quietly",
     "log4j_config_path",
     "master_configured",
     "quiet_spark_conf",
@@ -336,13 +337,40 @@ _LEVELS = {
     "WARN": logging.WARNING, "ERROR": logging.ERROR, "FATAL": logging.CRITICAL,
 }
 # Printed by the JVM itself on every start: Spark's launcher always adds this module.
-_JVM_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector",)
+_JVM_NOISE = (
+    "WARNING: Using incubator modules: jdk.incubator.vector",
+    # Printed (System.err, not a logger) by the DataSketches library the first time a JVM on
+    # Java 17 or later loads it, as a profile's distinct estimates do; Spark uses it on the heap only.
+    "Warning: Java versions > Java 11 can only operate in restricted mode where no off-heap operations are allowed!",
+)
+# The DataSketches class whose loading prints that notice (datasketches-memory 3 and later).
+_SKETCH_MEMORY_CLASS = "org.apache.datasketches.memory.internal.ResourceImpl"
 
 
 def jvm_noise(line: str) -> bool:
-    """Whether ``line`` is output the JVM prints on every start, whatever the job (one line
-    today: the notice about the incubator module that Spark's launcher always adds)."""
+    """Whether ``line`` is output the JVM prints whatever the job: the notice about the
+    incubator module that Spark's launcher always adds, and DataSketches' notice about Java
+    versions."""
     return line.strip() in _JVM_NOISE
+
+
+def load_sketches_quietly(spark: SparkSession) -> None:
+    """Load DataSketches' memory classes in this process's JVM with its stderr muted, so
+    that the notice they print once per JVM (see ``_JVM_NOISE``) is not written to a
+    console or a task log that pyspark left the JVM's stderr on. A classic session only
+    (a Connect server's output is its own); nothing when the class is not there."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return
+    system = jvm.java.lang.System
+    stderr = system.err
+    try:
+        system.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+        jvm.java.lang.Class.forName(_SKETCH_MEMORY_CLASS)
+    except Exception:
+        pass  # the class is not there: an older DataSketches, which prints nothing of the kind
+    finally:
+        system.setErr(stderr)
 
 
 def jvm_line_level(line: str, previous: int | None = None) -> int:

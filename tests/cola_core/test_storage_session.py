@@ -195,6 +195,8 @@ def test_spark_defaults_reads_a_properties_file_as_spark_submit_does(tmp_path, m
         # Before any record: the JVM's own output.
         ("Error: Could not find or load main class", None, logging.WARNING),
         ("WARNING: Using incubator modules: jdk.incubator.vector", None, logging.DEBUG),
+        ("Warning: Java versions > Java 11 can only operate in restricted mode where no off-heap operations are "
+         "allowed!", None, logging.DEBUG),
     ],
 )
 def test_each_line_of_the_jvms_stderr_has_its_own_level(line, previous, level):
