@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.common.columns import is_in, is_true, matches, try_cast
 from cola_core.common.formatting import format_value
+from cola_core.common.sqltext import string_text
 from cola_core.common.values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
 from cola_core.errors import ColaRuleError
 from cola_core.guards.regex import compile_pattern, end_anchored
@@ -47,6 +48,7 @@ __all__ = [
     "column_type",
     "comparable_values",
     "datetime_of_text",
+    "format_match_text",
     "invalid_condition",
     "missing_condition",
     "number_literal",
@@ -369,6 +371,16 @@ def missing_condition(column: Column, params: Mapping[str, Any], data_type: Data
     if not params.get("missing_values"):
         return missing  # never NULL
     return is_true(missing | _is_in(column, params["missing_values"], data_type))
+
+
+def format_match_text(text_column: str, name: str) -> str:
+    """SQL text true when the text column ``text_column`` (an identifier) holds a value the named
+    format ``name`` accepts, as :func:`invalid_condition` judges it: a match, and for a calendar
+    format a real date. NULL, or false, otherwise."""
+    match = f"{text_column} RLIKE {string_text(NAMED_FORMATS[name])}"
+    if name in CALENDAR_FORMATS:
+        return f"{match} AND try_cast(substring({text_column}, 1, 10) AS DATE) IS NOT NULL"
+    return match
 
 
 def invalid_condition(column: Column, params: Mapping[str, Any], data_type: DataType | None = None) -> Column:

@@ -20,10 +20,9 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core.checks.conditions import CALENDAR_FORMATS, NAMED_FORMATS, type_family
+from cola_core.checks.conditions import NAMED_FORMATS, format_match_text, type_family
 from cola_core.common.columns import top_level_name
 from cola_core.common.formatting import cut_text
-from cola_core.common.sqltext import string_text
 from cola_core.errors import ColaError
 from cola_core.language.profiles import TOP_VALUE_CHARS, TOP_VALUES_UP_TO, ColumnProfile, Profile
 from cola_core.plan.planner import count_distinct_rows, rows_in_jobs
@@ -158,13 +157,9 @@ class _ColumnPlan:
         if self.kind == "text":
             add("min_length", f"min(length({sql}))")
             add("max_length", f"max(length({sql}))")
-            for name, pattern in NAMED_FORMATS.items():
-                # What an invalid_count rule with this valid_format accepts
-                # (conditions.invalid_condition): a match, and for a calendar format a real date.
-                valid = f"{sql} RLIKE {string_text(pattern)}"
-                if name in CALENDAR_FORMATS:
-                    valid += f" AND try_cast(substring({sql}, 1, 10) AS DATE) IS NOT NULL"
-                add(f"format:{name}", f"count(CASE WHEN {valid} THEN 1 END)")
+            for name in NAMED_FORMATS:
+                # What an invalid_count rule with this valid_format accepts.
+                add(f"format:{name}", f"count(CASE WHEN {format_match_text(sql, name)} THEN 1 END)")
 
     def read(self, rows: int, values: Sequence[Any]) -> dict[str, Any]:
         got = dict(zip(self.names, values, strict=True))
