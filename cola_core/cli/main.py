@@ -27,8 +27,8 @@ from cola_core._version import __version__
 from cola_core.cli.args import build_parser, job_spec, parse_arguments
 from cola_core.cli.history import checked_history_arguments, run_history_command
 from cola_core.cli.profiling import run_profile_command
-from cola_core.common.spark_errors import first_line
 from cola_core.cola import Cola
+from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.job.runner import (
     LoadedJob,
@@ -39,9 +39,9 @@ from cola_core.job.runner import (
     write_results_file,
 )
 from cola_core.job.spec import JobSpec
-from cola_core.ruleset.registry import load_checks
 from cola_core.report.pages import checked_page_path, replace_file
 from cola_core.report.results import refusal_results, render_table
+from cola_core.ruleset.registry import load_checks
 from cola_core.storage.readwrite import missing_input, missing_local_path
 from cola_core.storage.session import connect_mode, master_configured, spark_session, stop_session
 from cola_core.storage.specs import without_file_scheme
