@@ -50,6 +50,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
 }
 _WHERE = {**_NON_EMPTY_TEXT, "description": "A SQL condition: the rule judges only the rows it holds"}
 _TOLERANCE = {"type": ["string", "number"], "description": "The share of offending rows accepted, such as '< 1%'"}
+_UNDECLARED = "(A custom check that declares no parameters: it takes any.)"
 # Keys a target may not carry, and keys that only a target may (``parsing.expand_rule``).
 _NOT_IN_TARGETS = ("type", "targets", "metric")
 _PER_TARGET_ONLY = ("id", "code", "output")
@@ -96,7 +97,7 @@ def _rule_type(name: str, cls: type[BaseCheck]) -> dict[str, Any]:
     summary = cls.summary(name)
     spec = cls.params_spec
     if spec is None:  # a custom check that declares nothing accepts any parameter
-        return {"description": summary}
+        return {"description": " ".join(filter(None, [summary, _UNDECLARED]))}
     parameters = {key: _parameter(param) for key, param in spec.items()}
     options = dict(_OPTIONS)
     if cls.supports_where:
@@ -133,6 +134,8 @@ def _rule_type(name: str, cls: type[BaseCheck]) -> dict[str, Any]:
 
 def _parameter(param: Param) -> dict[str, Any]:
     schema = dict(_KIND_SCHEMAS.get(id(param.kind), {}))
+    if param.choices is not None:
+        schema["enum"] = list(param.choices)
     description = param.description or _described(param.kind)
     if description:
         schema["description"] = description

@@ -157,3 +157,34 @@ def test_every_documented_block_the_parser_accepts_the_schema_accepts(validator,
     except ColaRuleError:
         pytest.skip("a custom check's example, or one of a refused rule")
     assert errors_of(validator, block) == []
+
+
+def _rule_with(rule_type: str, key: str, value: Any) -> dict[str, Any]:
+    """A rule of ``rule_type`` the parser accepts, with ``key`` set to ``value``."""
+    accepted = {
+        "reconcile": {"type": "reconcile", "aggregate": "sum", "column": "c", "reference": {"table": "t"},
+                      "must_be": "< 1"},
+    }.get(rule_type, {"type": rule_type, "column": "c", "valid_format": "email"})
+    spec = Cola()._registry[rule_type].params_spec or {}
+    if "must_be" in spec and spec["must_be"].required:
+        accepted.setdefault("must_be", "= 0")
+    return {**accepted, key: value}
+
+
+def test_every_declared_choice_is_an_enum_and_the_parser_refuses_any_other_value(validator):
+    schema = Cola().rules_schema()
+    declared = [
+        (name, key, param.choices)
+        for name, cls in sorted(Cola()._registry.items()) if cls.params_spec
+        for key, param in cls.params_spec.items() if param.choices is not None
+    ]
+    assert {(key, choices[:2]) for _, key, choices in declared} == {
+        ("valid_format", ("email", "uuid")), ("aggregate", ("count", "sum")), ("difference", ("relative", "absolute")),
+    }
+    for name, key, choices in declared:
+        assert schema["$defs"][name]["properties"][key]["enum"] == list(choices)
+        for choice in choices:
+            Cola(allow_external_access=True).parse([_rule_with(name, key, choice)])
+        with pytest.raises(ColaRuleError):
+            Cola(allow_external_access=True).parse([_rule_with(name, key, "no-such-choice")])
+        assert [path for path, _ in errors_of(validator, [_rule_with(name, key, "no-such-choice")])] == [[0, key]]
