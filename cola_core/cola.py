@@ -27,6 +27,7 @@ from cola_core.plan.split import ColaSplit, split_block
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.ruleset.parsing import parse_rules
 from cola_core.ruleset.registry import default_checks, validate_registration
+from cola_core.ruleset.rules_schema import rules_schema
 from cola_core.ruleset.suggestions import (
     LEARN_FROM_RUNS,
     LEARNED_TYPES,
@@ -99,6 +100,11 @@ class Cola:
     def available(self) -> list[str]:
         """Sorted registered types, including ``check`` (the legacy metric wrapper)."""
         return sorted([*self._registry, "check"])
+
+    def rules_schema(self) -> dict[str, Any]:
+        """The JSON Schema (draft 2020-12) of a rules file for this engine's rule types,
+        custom ones included: what ``cola schema`` prints (``ruleset.rules_schema``)."""
+        return rules_schema(self._registry)
 
     def parse(self, rules: Any) -> list[BaseCheck]:
         """Validate a rule block without touching Spark; raises ``ColaRuleError``."""

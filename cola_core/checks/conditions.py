@@ -138,6 +138,7 @@ VALIDITY_PARAMS = {
     "valid_format": Param(
         STRING,
         description="Named format a valid value matches, such as email, uuid, phone, integer, date or cpf",
+        choices=tuple(NAMED_FORMATS),
     ),
     "valid_regex": Param(
         STRING,

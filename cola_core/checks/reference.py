@@ -297,6 +297,7 @@ class ReconcileCheck(_ReferenceCheck):
         "aggregate": Param(
             STRING, required=True,
             description="Aggregate compared on both sides: count, sum, min, max or avg",
+            choices=RECONCILE_AGGREGATES,
         ),
         "column": Param(STRING, description="Data column aggregated; needed except for count, which then counts rows"),
         "reference": Param(
@@ -311,6 +312,7 @@ class ReconcileCheck(_ReferenceCheck):
         "difference": Param(
             STRING,
             description="How the difference is measured: relative (default, percent of the reference) or absolute",
+            choices=RECONCILE_DIFFERENCES,
         ),
         "must_be": Param(
             THRESHOLD, required=True,

@@ -34,7 +34,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command != "history":
+    if args.command not in ("history", "schema"):
         if args.format is not None and args.input is None:
             parser.error("--format only applies with --input")
         if args.option and args.input is None:
@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cola {__version__}")
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{check,split,profile,suggest,history}"
+        dest="command", required=True, metavar="{check,split,profile,suggest,history,schema}"
     )
     common = _common_arguments()
     commands.add_parser(
@@ -143,6 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
         "history", help="exclude a run, prune old rows, or print summaries of a history store",
         description="Work on a history store: the rows that --history appends, one per result per run.",
     ))
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of rules files, for editors and CI",
+        description="Print the JSON Schema of a rules file: every rule type with its parameters, custom ones "
+        "included with --checks.",
+    )
+    schema.add_argument("--out", metavar="FILE", help="write the schema here instead of printing it")
+    schema.add_argument(
+        "--checks", action="append", default=[], metavar="PACKAGE",
+        help="import this package of custom checks (@register_check) first, so its rule types are in the schema "
+        "(repeatable)",
+    )
     return parser
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import traceback
@@ -26,6 +27,7 @@ from cola_core._version import __version__
 from cola_core.cli.args import build_parser, job_spec, parse_arguments
 from cola_core.cli.history import checked_history_arguments, run_history_command
 from cola_core.cli.profiling import run_profile_command
+from cola_core.cola import Cola
 from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
 from cola_core.job.runner import (
@@ -37,8 +39,9 @@ from cola_core.job.runner import (
     write_results_file,
 )
 from cola_core.job.spec import JobSpec
-from cola_core.report.pages import checked_page_path
+from cola_core.report.pages import checked_page_path, replace_file
 from cola_core.report.results import refusal_results, render_table
+from cola_core.ruleset.registry import load_checks
 from cola_core.storage.readwrite import missing_input, missing_local_path
 from cola_core.storage.session import connect_mode, master_configured, spark_session, stop_session
 from cola_core.storage.specs import without_file_scheme
@@ -65,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_history(args)
     if args.command in ("profile", "suggest"):
         return _run_profiling(args)
+    if args.command == "schema":
+        return _run_schema(args)
     try:
         return _run(args)
     except ColaError as error:
@@ -96,6 +101,23 @@ def _run_history(args: argparse.Namespace) -> int:
     except Exception:
         traceback.print_exc()
         return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    """``cola schema``: pure Python, no JVM."""
+    try:
+        for package in args.checks:
+            load_checks(package)
+        text = json.dumps(Cola().rules_schema(), indent=2, ensure_ascii=False) + "\n"
+        if args.out is None:
+            sys.stdout.write(text)
+        else:
+            replace_file(Path(args.out), text, "the rules schema")
+            print(f"cola: wrote the rules schema to {args.out}", flush=True)
+    except ColaError as error:
+        _say_error(str(error))
+        return EXIT_ERROR
     return EXIT_OK
 
 

@@ -120,9 +120,13 @@ class Param:
     Attributes:
         description: one line, for the rule reference: what the parameter means, in the
             user's words.
+        choices: the only values the parameter takes, when it has a fixed set; the rules
+            JSON Schema lists them (``enum``). The check's ``validate`` refuses others, with
+            its own message, from the same constant.
     """
 
     kind: Kind
     required: bool = False
     default: Any = None
     description: str = ""
+    choices: tuple[Any, ...] | None = None

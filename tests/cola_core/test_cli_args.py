@@ -22,7 +22,7 @@ def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_the_commands_are_check_split_profile_suggest_and_history(capsys):
     assert usage_error([], capsys) == (
-        "cola: error: the following arguments are required: {check,split,profile,suggest,history}"
+        "cola: error: the following arguments are required: {check,split,profile,suggest,history,schema}"
     )
     assert usage_error(["history"], capsys) == (
         "cola history: error: the following arguments are required: {exclude,prune,daily,dimensions,trend,top,html}"

@@ -242,7 +242,7 @@ def test_usage_errors_exit_2(tmp_path):
 def test_usage_details(capsys):
     assert main([]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "cola: error: the following arguments are required: {check,split,profile,suggest,history}"
+        "cola: error: the following arguments are required: {check,split,profile,suggest,history,schema}"
     )
     assert main(["check", "--rules", "r.json", "--table", "t", "--format", "csv"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "cola: error: --format only applies with --input"
@@ -815,3 +815,14 @@ def test_paths_are_checked_before_spark_only_when_cola_starts_a_local_session(tm
 def test_which_paths_are_this_machines_to_check(location, missing):
     assert missing_local_path(location) is missing
     assert missing_local_path(str(DATA / "orders.csv")) is False
+
+
+def test_cola_schema_lists_the_rule_types_of_checks_packages(custom_checks, capsys):
+    # Pure Python: no session is asked for, so none starts.
+    assert main(["schema", "--checks", custom_checks]) == 0
+    definitions = json.loads(capsys.readouterr().out)["$defs"]
+    assert {"always_fine", "buggy"} <= set(definitions)
+    # Declaring no parameters, they accept any: the schema says what they are, nothing more.
+    assert definitions["always_fine"] == {"description": "(A custom check that declares no parameters: it takes any.)"}
+    assert main(["schema", "--checks", "no_such_checks"]) == 2
+    assert capsys.readouterr().err.startswith("cola: error: cannot load checks from 'no_such_checks': No module named")

@@ -22,6 +22,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -217,6 +218,26 @@ def test_mutated_rules_of_every_type_parse_or_are_refused(rules):
     checks = parsed_or_refused(rules)
     if checks is not None:
         assert len(checks) >= len(rules)  # targets only ever add rules
+
+
+SCHEMA = jsonschema.Draft202012Validator(COLA.rules_schema())
+
+
+def _as_an_editor_reads_it(value):
+    """A block as text tools read its file: a YAML date is text to them (``check-jsonschema``,
+    VS Code); a Python date has no JSON form."""
+    if isinstance(value, dict):
+        return {key: _as_an_editor_reads_it(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_an_editor_reads_it(item) for item in value]
+    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else value
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(mutated_rules(TYPES_AVAILABLE), min_size=1, max_size=4))
+def test_the_rules_schema_accepts_every_block_the_parser_accepts(rules):
+    if parsed_or_refused(rules) is not None:
+        assert [error.message for error in SCHEMA.iter_errors(_as_an_editor_reads_it(rules))] == []
 
 
 @pytest.fixture(scope="module")
