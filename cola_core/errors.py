@@ -35,6 +35,8 @@ class ColaRuleError(ColaError, ValueError):
         rule_type: the rule's ``type`` as written (``None`` when it has none); the first one's.
         target: index inside the rule's ``targets`` list, when the problem is in a target;
             the first one's.
+        origin: where the rule was written, when it came from another document: a contract's
+            path such as ``schema[0].properties[3]`` (see ``cola_core.contracts``); the first one's.
         reason: what is wrong and how to fix it, without the location prefix; the first one's.
         errors: every malformed rule's own error, in rule order: ``(self,)`` for one rule.
     """
@@ -46,11 +48,13 @@ class ColaRuleError(ColaError, ValueError):
         position: int | None = None,
         rule_type: str | None = None,
         target: int | None = None,
+        origin: str | None = None,
     ) -> None:
         self.reason = reason
         self.position = position
         self.rule_type = rule_type
         self.target = target
+        self.origin = origin
         self.errors: tuple[ColaRuleError, ...] = (self,)
         super().__init__(self._render())
 
@@ -79,19 +83,24 @@ class ColaRuleError(ColaError, ValueError):
         if len(errors) == 1:
             return errors[0]
         first = errors[0]
-        combined = cls(first.reason, position=first.position, rule_type=first.rule_type, target=first.target)
+        combined = cls(
+            first.reason, position=first.position, rule_type=first.rule_type, target=first.target, origin=first.origin
+        )
         combined.errors = tuple(errors)
         combined.args = (combined._render(),)
         return combined
 
     @property
     def location(self) -> str:
-        """Where the problem is, e.g. ``rules[2].targets[0] (regex)``."""
+        """Where the problem is, e.g. ``rules[2].targets[0] (regex)``, and where a rule read from
+        a contract was written: ``rules[4] (not_null) from schema[0].properties[3]``."""
         where = "rules" if self.position is None else f"rules[{self.position}]"
         if self.target is not None:
             where += f".targets[{self.target}]"
         if self.rule_type is not None:
             where += f" ({self.rule_type})"
+        if self.origin is not None:
+            where += f" from {self.origin}"
         return where
 
     def _render(self) -> str:
@@ -107,7 +116,12 @@ class ColaRuleError(ColaError, ValueError):
         return "\n".join(lines)
 
     def located(
-        self, *, position: int | None = None, rule_type: str | None = None, target: int | None = None
+        self,
+        *,
+        position: int | None = None,
+        rule_type: str | None = None,
+        target: int | None = None,
+        origin: str | None = None,
     ) -> ColaRuleError:
         """Return a copy that also says where the rule is (keeps what is already known).
 
@@ -120,6 +134,7 @@ class ColaRuleError(ColaError, ValueError):
             position=self.position if self.position is not None else position,
             rule_type=self.rule_type if self.rule_type is not None else rule_type,
             target=self.target if self.target is not None else target,
+            origin=self.origin if self.origin is not None else origin,
         )
 
 

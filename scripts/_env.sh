@@ -36,7 +36,7 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.cola-stamp" 2>/dev/null)" != 
   # constraints.txt pins pyspark and pyspark-client to the same version: both write the
   # same pyspark/ folder, and a mismatch leaves Python files and jars of different releases.
   if ! { "$VENV/bin/python" -m pip install --upgrade pip \
-         && "$VENV/bin/python" -m pip install -c "$ROOT/constraints.txt" -e "$ROOT[airflow,openlineage,test,docs]"; } >"$log" 2>&1; then
+         && "$VENV/bin/python" -m pip install -c "$ROOT/constraints.txt" -e "$ROOT[airflow,openlineage,test,docs,contracts]"; } >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "error: installing the environment failed; the whole log is in $log" >&2
     exit 1

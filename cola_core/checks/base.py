@@ -127,6 +127,10 @@ class BaseCheck(CheckMachinery):
         return self.options.where
 
     @property
+    def description(self) -> str | None:
+        return self.options.description
+
+    @property
     def tolerance(self) -> str | float | None:
         return self.options.tolerance
 
@@ -140,7 +144,9 @@ class BaseCheck(CheckMachinery):
 
     def rule_error(self, reason: str) -> ColaRuleError:
         """A ``ColaRuleError`` that names this rule by position and type."""
-        return ColaRuleError(reason, position=self.position, rule_type=self.rule_type, target=self.target)
+        return ColaRuleError(
+            reason, position=self.position, rule_type=self.rule_type, target=self.target, origin=self.options.origin
+        )
 
     @classmethod
     def summary(cls, rule_type: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cola_core.language.result import RuleSeverity
 
@@ -30,6 +30,9 @@ class RuleOptions:
         tolerance: the share of offending rows a row rule accepts (``"< 1%"``).
         position: the rule's index in the block, for error messages.
         target: the index in the rule's ``targets``, when it was expanded from one.
+        description: what the rule is for, in words (a contract's quality ``description``).
+        origin: where the rule was written when it came from a contract
+            (``schema[0].properties[3]``), for error messages.
     """
 
     severity: RuleSeverity = "fail"
@@ -38,3 +41,6 @@ class RuleOptions:
     tolerance: str | float | None = None
     position: int | None = None
     target: int | None = None
+    description: str | None = None
+    # Where a rule was written says nothing about what it checks: two rules equal but for it are equal.
+    origin: str | None = field(default=None, compare=False)

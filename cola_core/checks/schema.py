@@ -16,7 +16,21 @@ from cola_core.language.result import CheckResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["SchemaCheck", "normalise_type"]
+__all__ = ["LOGICAL_TYPES", "SchemaCheck", "normalise_type"]
+
+# The logical types of the Open Data Contract Standard, each as the Spark types that hold it
+# (normalised names; complex types by their opening word).
+LOGICAL_TYPES: dict[str, frozenset[str]] = {
+    "string": frozenset({"string"}),
+    "integer": frozenset({"tinyint", "smallint", "int", "bigint"}),
+    "number": frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "decimal"}),
+    "boolean": frozenset({"boolean"}),
+    "date": frozenset({"date"}),
+    "timestamp": frozenset({"timestamp", "timestamp_ntz"}),
+    "time": frozenset({"time"}),
+    "array": frozenset({"array"}),
+    "object": frozenset({"struct", "map"}),
+}
 
 # decimal(p,s), and char(n)/varchar(n), which a DataFrame reads as plain strings.
 _SIZED = re.compile(r"\b(decimal|numeric|dec|varchar|char)(\(\d+(,\d+)?\))?(?![a-z0-9_])")
@@ -55,18 +69,32 @@ class SchemaCheck(BaseCheck):
             STRING_MAP,
             description="Expected type per column, such as bigint; aliases accepted, decimal(p,s) matches any decimal",
         ),
+        "logical_types": Param(
+            STRING_MAP,
+            description="Expected kind of type per column: " + ", ".join(LOGICAL_TYPES)
+            + " (integer is any whole-number type, number any numeric one, object a struct or map); "
+            "each column must exist",
+        ),
     }
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
         if not any(key in params for key in cls.params_spec):
             raise ColaRuleError(
-                "needs at least one of 'required_columns', 'forbidden_columns' or 'column_types', "
+                "needs at least one of 'required_columns', 'forbidden_columns', 'column_types' or 'logical_types', "
                 'e.g. {"type": "schema", "required_columns": ["id"]}'
             )
+        for column, kind in params.get("logical_types", {}).items():
+            if kind not in LOGICAL_TYPES:
+                raise ColaRuleError(
+                    f"'logical_types' gives {column!r} the type {kind!r}; a logical type is one of "
+                    f"{', '.join(LOGICAL_TYPES)}"
+                )
 
     def columns_used(self, df: DataFrame) -> Sequence[str]:
-        return []  # a missing column is this check's finding, not a malformed rule
+        # A missing required or typed column is this check's finding, not a malformed rule; a
+        # column given a logical type (a contract's property) is one the rule must find.
+        return list(self.params.get("logical_types", {}))
 
     def run(self, df: DataFrame) -> CheckResult:
         """Reads ``df.schema`` only; no Spark job."""
@@ -89,6 +117,11 @@ class SchemaCheck(BaseCheck):
                     count += 1
             elif normalise_type(found) != normalise_type(expected):
                 problems.append(f"column {column} is {found}, expected {expected}")
+                count += 1
+        for column, kind in self.params.get("logical_types", {}).items():
+            found = actual[column.lower()]  # columns_used: the column exists
+            if re.split(r"[<(]", normalise_type(found), maxsplit=1)[0] not in LOGICAL_TYPES[kind]:
+                problems.append(f"column {column} is {found}, not of logical type {kind}")
                 count += 1
         if problems:
             return CheckResult(self.rule_type, False, f"schema: {'; '.join(problems)}", count)

@@ -26,7 +26,7 @@ __all__ = ["COMMON_KEYS", "MAX_RESULTS", "expand_rule", "parse_rules"]
 # results are cut to their budget (report.RESULTS_BYTES), so ten thousand fit in it.
 MAX_RESULTS = 10_000
 # Keys every rule may carry, whatever its type (where and tolerance only where they apply).
-COMMON_KEYS = ("type", "id", "name", "code", "severity", "dimension", "where", "tolerance")
+COMMON_KEYS = ("type", "id", "name", "description", "code", "severity", "dimension", "where", "tolerance")
 # Keys that would make every expanded target share one identity or one destination.
 _PER_TARGET_ONLY = ("id", "code", "output")
 
@@ -53,17 +53,20 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
     declared: list[str | None] = []
     codes: list[str | None] = []
     errors: list[ColaRuleError] = []
+    # A block read from a contract says where each rule was written (cola_core.contracts).
+    origins = getattr(rules, "origins", None) or ()
     for position, raw in enumerate(rules):
+        origin = origins[position] if position < len(origins) else None
         try:
             for target, rule in expand_rule(raw, position):
                 try:
-                    checks.append(_build(rule, registry, position, target))
+                    checks.append(_build(rule, registry, position, target, origin))
                     declared.append(rule.get("id"))
                     codes.append(rule.get("code"))
                 except ColaRuleError as error:
                     errors.append(error)  # the other targets are rules of their own
         except ColaRuleError as error:
-            errors.append(error)  # a rule that cannot be expanded: its later targets are unknown
+            errors.append(error.located(origin=origin))  # cannot be expanded: its later targets are unknown
     if errors:
         raise ColaRuleError.collected(errors)
     if len(checks) > MAX_RESULTS:
@@ -191,7 +194,11 @@ def _normalise_legacy(rule: dict[str, Any], position: int) -> dict[str, Any]:
 
 
 def _build(
-    rule: dict[str, Any], registry: Mapping[str, type[BaseCheck]], position: int, target: int | None
+    rule: dict[str, Any],
+    registry: Mapping[str, type[BaseCheck]],
+    position: int,
+    target: int | None,
+    origin: str | None = None,
 ) -> BaseCheck:
     rule_type = rule["type"]
     try:
@@ -201,7 +208,7 @@ def _build(
                                 f"known types are {', '.join(sorted([*registry, 'check']))}")
         params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
         name, code = rule.get("name"), rule.get("code")
-        for key in ("id", "name", "code", "dimension", "where"):
+        for key in ("id", "name", "description", "code", "dimension", "where"):
             value = rule.get(key)
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}")
@@ -215,10 +222,12 @@ def _build(
             tolerance=rule.get("tolerance"),
             position=position,
             target=target,
+            description=rule.get("description"),
+            origin=origin,
         )
         return cls(params, rule_type=rule_type, name=name, code=code, options=options)
     except ColaRuleError as error:
-        raise error.located(position=position, rule_type=rule_type, target=target) from None
+        raise error.located(position=position, rule_type=rule_type, target=target, origin=origin) from None
 
 
 def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
@@ -260,7 +269,7 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
 
 def _options_for(cls: type[BaseCheck]) -> list[str]:
     """The common keys this kind of rule accepts."""
-    options = ["id", "name", "code", "severity", "dimension"]
+    options = ["id", "name", "description", "code", "severity", "dimension"]
     if cls.supports_where:
         options.append("where")
     if cls.takes_tolerance():

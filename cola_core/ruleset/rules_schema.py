@@ -44,6 +44,7 @@ _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
 _OPTIONS: dict[str, dict[str, Any]] = {
     "id": {**_NON_EMPTY_TEXT, "description": "A stable identity for the rule's history (default: derived from it)"},
     "name": {**_NON_EMPTY_TEXT, "description": "A name for people, shown beside the result"},
+    "description": {**_NON_EMPTY_TEXT, "description": "What the rule is for, in words (kept with the rule)"},
     "code": {**_NON_EMPTY_TEXT, "description": "The code written beside each row the rule rejects"},
     "severity": {"enum": list(RULE_SEVERITIES), "description": "fail (default) or warn: a warn rule never fails"},
     "dimension": {**_NON_EMPTY_TEXT, "description": "A data-quality dimension, such as Completeness"},

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from cola_core import CheckResult
+from cola_core import CheckResult, Cola
+from cola_core.errors import ColaRuleError
 from cola_helpers import refused, run_one
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
@@ -93,7 +94,39 @@ def test_schema_starts_no_spark_job(orders, job_counter):
 
 def test_schema_needs_at_least_one_setting():
     assert refused({"type": "schema"}) == (
-        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns' or 'column_types', "
+        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns', 'column_types' or "
+        "'logical_types', "
         'e.g. {"type": "schema", "required_columns": ["id"]}'
     )
 
+
+
+def test_logical_types_match_every_spark_type_of_their_kind(orders):
+    # ODCS's logical types: integer is any whole-number type, number any numeric one.
+    kinds = {"id": "integer", "qty": "integer", "amount": "number", "ratio": "number", "name": "string",
+             "paid": "boolean", "at": "timestamp", "tags": "array"}
+    assert run_one(orders, {"type": "schema", "logical_types": kinds}) == CheckResult(
+        "schema", True, "schema: matches (8 columns)", code="schema"
+    )
+    wrong = {"amount": "integer", "name": "number", "tags": "object", "ID": "integer"}
+    assert run_one(orders, {"type": "schema", "logical_types": wrong}) == CheckResult(
+        "schema",
+        False,
+        "schema: column amount is decimal(10,2), not of logical type integer; column name is string, not of logical "
+        "type number; column tags is array<bigint>, not of logical type object",
+        3,
+        code="schema",
+    )
+
+
+def test_a_column_given_a_logical_type_must_exist_and_the_type_must_be_known(orders):
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().run(orders, [{"type": "schema", "logical_types": {"customer_id": "integer"}}])
+    assert str(raised.value) == (
+        "rules[0] (schema): column 'customer_id' does not exist; the DataFrame has id, amount, name, qty, paid, at, "
+        "tags, ratio"
+    )
+    assert refused({"type": "schema", "logical_types": {"id": "int"}}) == (
+        "rules[0] (schema): 'logical_types' gives 'id' the type 'int'; a logical type is one of string, integer, "
+        "number, boolean, date, timestamp, time, array, object"
+    )

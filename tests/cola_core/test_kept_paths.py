@@ -2,7 +2,8 @@
 
 The engine's modules live in packages by concern (``docs/architecture.md``). A few paths that
 users' code and the documentation import from are kept as modules that only re-export:
-``cola_core.params`` and ``cola_core.registry`` (every name of the module that defines them),
+``cola_core.params``, ``cola_core.registry`` and ``cola_core.contracts`` (every name of the module
+that defines them),
 ``cola_core.pages`` (every name the pages' one module had, now from the three that define them),
 ``cola_core.history`` (every public name of its store, append, baselines, retention and
 summaries modules) and ``cola_core.report`` (the public names of its package),
@@ -26,6 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "cola_core"
 KEPT = {
     "cola_core.params": {"cola_core.language.params": None},
     "cola_core.registry": {"cola_core.ruleset.registry": None},
+    "cola_core.contracts": {"cola_core.language.contracts": None},
     "cola_core.pages": {
         "cola_core.report.pages": None,
         "cola_core.report.index_page": None,

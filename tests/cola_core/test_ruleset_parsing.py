@@ -38,7 +38,7 @@ MALFORMED = [
     (
         [{"type": "not_null", "columns": ["a"], "colum": 1}],
         "rules[0] (not_null): unknown parameter 'colum' (did you mean 'columns'?); "
-        "valid parameters are code, columns, dimension, id, name, severity, tolerance, where",
+        "valid parameters are code, columns, description, dimension, id, name, severity, tolerance, where",
     ),
     ([{"type": "not_null", "columns": ["a"], "name": ""}], "rules[0] (not_null): 'name' must be a non-empty string, got ''"),
     (
@@ -101,7 +101,8 @@ MALFORMED = [
     ),
     (
         [{"type": "schema"}],
-        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns' or 'column_types', "
+        "rules[0] (schema): needs at least one of 'required_columns', 'forbidden_columns', 'column_types' or "
+        "'logical_types', "
         'e.g. {"type": "schema", "required_columns": ["id"]}',
     ),
     (
