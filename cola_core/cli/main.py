@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ from cola_core.job.runner import (
     write_results_file,
 )
 from cola_core.job.spec import JobSpec
+from cola_core.language.contracts import ContractWarning
 from cola_core.report.pages import checked_page_path, replace_file
 from cola_core.report.results import refusal_results, render_table
 from cola_core.ruleset.registry import load_checks
@@ -160,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
     if html_path is not None:
         remove_earlier_file(html_path, "HTML report")
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
-    job = load_job(job_spec(args))
+    job = _loaded_saying_contract_gaps(args)
     _refuse_missing_local_paths(job)
     spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
@@ -186,6 +188,20 @@ def _run(args: argparse.Namespace) -> int:
         if started_here:
             stop_session(spark)
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
+
+
+def _loaded_saying_contract_gaps(args: argparse.Namespace) -> LoadedJob:
+    """The job, its rules read; what a contract states that no rule checks is one plain
+    ``cola: warning:`` line, not Python's warning with its source line."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", ContractWarning)
+        job = load_job(job_spec(args))
+    for warning in warned:
+        if issubclass(warning.category, ContractWarning):
+            print(f"cola: warning: {warning.message}", file=sys.stderr, flush=True)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return job
 
 
 def _refuse_missing_local_paths(job: LoadedJob) -> None:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from cola_core.contracts import ContractWarning
 from cola_expected import DECORATOR_IDS, SPLIT_IDS, ids_of, result, summary
 from cola_helpers import broken_history_file
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
+CONTRACT = Path(__file__).resolve().parent / "dags" / "orders_contract.yaml"
 UNIQUE_FAILS = summary(
     result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
            failed_count=1),
@@ -73,8 +75,28 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
         "also_downstream": "skipped",
         "trusted": "success",
         "untrusted": "failed",
+        "contract": "success",
     }
     assert outcome.xcom["informative"] == UNIQUE_FAILS
+    # The ODCS contract read as the rules file: the results carry its quality ids into XCom,
+    # and the one part no rule checks is said once in the log.
+    with pytest.warns(ContractWarning):
+        contract_ids = ids_of(CONTRACT)
+    assert contract_ids[3] == "no-negative-amounts" and contract_ids[5] == "orders-arrived"
+    assert outcome.xcom["contract"] == summary(
+        result("schema", "pass", "schema: matches (4 columns)", "schema"),
+        result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
+               failed_count=1),
+        result("schema", "pass", "schema: matches (4 columns)", "schema"),
+        result("sql", "warn", "SQL validation failed", "sql", failed_count=1),
+        result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
+               failed_count=1, check_name="primary key"),
+        result("row_count", "pass", "row_count = 6 meets must_be (> 0)", "row_count", metric_value=6,
+               thresholds={"must_be": "> 0"}),
+        ids=contract_ids, rows=6,
+    )
+    assert outcome.log.count("no rule checks these parts of the contract: schema[0].quality[1] (text, no single "
+                             "mustBe* operator)") == 1
     assert outcome.xcom["gated"] == UNIQUE_FAILS
     # conf is a template field: its secret-named values are masked as the operators' are,
     # a number included (the masker redacts text only, so it is rendered as text).

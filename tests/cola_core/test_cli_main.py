@@ -323,6 +323,41 @@ def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
 
 
 @pytest.mark.spark
+def test_an_odcs_contract_is_a_rules_file(spark, tmp_path, capsys):
+    pytest.importorskip("open_data_contract_standard")
+    contract = {
+        "apiVersion": "v3.0.2", "kind": "DataContract", "id": "ids", "version": "1", "status": "active",
+        "schema": [
+            {"name": "other", "properties": [{"name": "x", "required": True}]},
+            {"name": "ids", "properties": [
+                {"name": "id", "logicalType": "integer", "required": True,
+                 "quality": [{"id": "ids-few-nulls", "metric": "nullValues", "mustBeLessOrEqualTo": 1}]},
+                {"name": "label", "description": "not in the data", "required": True},
+            ],
+             "quality": [{"type": "text", "description": "free text"}]},
+        ],
+    }
+    path, results = tmp_path / "ids.odcs.json", tmp_path / "results.json"
+    path.write_text(json.dumps(contract))
+    spark.createDataFrame([(1,), (None,)], "id int").createOrReplaceTempView("cola_cli_contract")
+    gap = "cola: warning: no rule checks these parts of the contract: schema[1].quality[0] (text, no single mustBe* operator)\n"
+    # The property 'label' is not in the data: refused before any job, naming its place in the contract.
+    assert main(["check", "--rules", f"{path}#ids", "--table", "cola_cli_contract"]) == 2
+    assert capsys.readouterr().err == gap + (
+        "cola: error: rules[3] (not_null) from schema[1].properties[1]: column 'label' does not exist; the "
+        "DataFrame has id\n"
+    )
+    contract["schema"][1]["properties"].pop()
+    path.write_text(json.dumps(contract))
+    assert main(["check", "--rules", f"{path}#ids", "--table", "cola_cli_contract", "--results", str(results)]) == 1
+    assert capsys.readouterr().err == gap
+    written = json.loads(results.read_text())["results"]
+    assert [(item["rule_id"], item["severity"]) for item in written][1:] == [
+        ("not_null:59c2d2364a8b", "fail"), ("ids-few-nulls", "pass")
+    ]
+
+
+@pytest.mark.spark
 def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_written(spark, tmp_path, capsys):
     valid, invalid, results = tmp_path / "valid", tmp_path / "invalid", tmp_path / "results.json"
     invalid.mkdir()

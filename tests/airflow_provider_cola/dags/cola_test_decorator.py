@@ -1,5 +1,5 @@
 """``@cola_check`` beyond the example: on_failure="skip", a branch missing a severity, a bad return,
-and (in ``cola_test_decorator_split``) the split mode.
+an ODCS contract as the rules file, and (in ``cola_test_decorator_split``) the split mode.
 
 Run by test_decorator.py on the failing sample day (2024-01-03); the split DAG writes under
 its ``output_dir`` param.
@@ -16,6 +16,8 @@ from airflow.sdk import DAG, task
 from airflow_provider_cola.decorators import cola_check
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
+# An ODCS contract is read wherever a rules file is.
+CONTRACT = Path(__file__).resolve().parent / "orders_contract.yaml"
 RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
 SECRET_CONF = {"spark.myapp.credential": "clearcredvalue1", "spark.myapp.kEy": 987654321, "spark.ui.enabled": "false"}
 # reflect() reaches the JVM: refused unless the task says that its rules are trusted.
@@ -56,6 +58,10 @@ with DAG(
     def untrusted(spark, ds=None):
         return spark.read.json(str(ORDERS / ds))
 
+    @cola_check(rules=str(CONTRACT), on_failure="skip")
+    def contract(spark, ds=None):
+        return spark.read.json(str(ORDERS / ds))
+
     @task
     def after_informative(summary):
         print(f"informative: {summary['severity']}")
@@ -70,6 +76,7 @@ with DAG(
 
     after_informative(informative())
     not_a_dataframe()
+    contract()
     trusted()
     untrusted()
     gated() >> [on_pass(), also_downstream()]
