@@ -19,13 +19,17 @@ def rules_file(block: RuleBlock, workdir: Path, deploy_mode: str) -> tuple[str, 
 
     Rules given as a list are written to ``workdir/rules.json``. In cluster mode the driver
     runs elsewhere: the file travels with ``--files`` and is read from the driver's working
-    folder by its name.
+    folder by its name. A contract's schema object named after ``#`` (``orders.yaml#orders``)
+    stays on the argument, never on the shipped file's path (where ``#`` would rename it).
     """
-    path = block.path
+    path, chosen = block.path, ""
     if path is None:
         path = workdir / "rules.json"
         path.write_text(json.dumps(block.rules, indent=2), encoding="utf-8")
+    elif not path.exists() and "#" in path.name:
+        name, fragment = path.name.rsplit("#", 1)
+        path, chosen = path.with_name(name), f"#{fragment}"
     path = path.resolve()
     if deploy_mode == "cluster":
-        return path.name, [str(path)]
-    return str(path), []
+        return path.name + chosen, [str(path)]
+    return str(path) + chosen, []

@@ -96,3 +96,12 @@ def test_inline_rules_are_written_and_shipped_by_name_in_cluster_mode(tmp_path):
     assert rules_file(RuleBlock([], given, []), tmp_path / "unused", "cluster") == (
         "orders.yaml", [str(given.resolve())]
     )
+
+
+def test_a_contracts_schema_object_stays_on_the_argument_not_on_the_shipped_file(tmp_path):
+    contract = tmp_path / "orders.odcs.yaml"
+    contract.write_text("kind: DataContract\n", encoding="utf-8")
+    chosen = RuleBlock([], tmp_path / "orders.odcs.yaml#orders", [])
+    assert rules_file(chosen, tmp_path / "unused", "client") == (f"{contract.resolve()}#orders", [])
+    # spark-submit's --files would read '#orders' as a new name for the shipped file.
+    assert rules_file(chosen, tmp_path / "unused", "cluster") == ("orders.odcs.yaml#orders", [str(contract.resolve())])

@@ -151,6 +151,22 @@ def test_rules_file_relative_to_the_dag_folder():
     assert [rule["type"] for rule in block.rules] == ["row_count", "not_null", "unique", "range", "missing_percent"]
 
 
+def test_an_odcs_contract_is_a_rules_file_for_the_operators(tmp_path):
+    pytest.importorskip("open_data_contract_standard")
+    contract = {"apiVersion": "v3.0.2", "kind": "DataContract", "id": "c", "version": "1", "status": "active",
+                "schema": [{"name": "a", "properties": [{"name": "x", "required": True}]},
+                           {"name": "b", "properties": [{"name": "y", "unique": True}]}]}
+    (tmp_path / "contract.json").write_text(json.dumps(contract))
+    block = load_rules("contract.json#b", base_dir=tmp_path)
+    assert (block.path, block.rules, block.size) == (tmp_path / "contract.json#b", [{"type": "unique", "columns": ["y"]}], 1)
+    with pytest.raises(ColaConfigError) as error:
+        load_rules("contract.json", base_dir=tmp_path)
+    assert str(error.value) == (
+        "the contract has 2 schema objects ('a', 'b'); choose one with schema_name (or, for a rules file path, "
+        "write it after '#': contract.yaml#orders)"
+    )
+
+
 def test_unreadable_rules_file(tmp_path):
     bad = tmp_path / "rules.json"
     bad.write_text('[{"type": "row_count", "min": 1,}]')
