@@ -232,7 +232,10 @@ def _property_rules(prop: Mapping[str, Any], column: str, path: str, unmapped: l
         else:
             unmapped.append(f"{path}.physicalType ({physical!r} is no Spark type)")
     if types:
-        rules.append({"type": "schema", **types})
+        # Named for the property, since a run lists one schema result per property.
+        logical, physical = prop.get("logicalType"), types.get("column_types", {}).get(column)
+        stated = f"{logical} ({physical})" if logical and physical else logical or physical
+        rules.append({"type": "schema", **types, "name": f"{column} is {stated}"})
     if prop.get("required"):
         rules.append({"type": "not_null", "columns": [column]})
     if prop.get("unique"):

@@ -66,26 +66,27 @@ CONTRACT = {
 }
 
 EXPECTED = [
-    {"type": "schema", "logical_types": {"order_id": "integer"}, "column_types": {"order_id": "bigint"}},
+    {"type": "schema", "logical_types": {"order_id": "integer"}, "column_types": {"order_id": "bigint"},
+     "name": "order_id is integer (bigint)"},
     {"type": "not_null", "columns": ["order_id"]},
-    {"type": "schema", "logical_types": {"email": "string"}},
+    {"type": "schema", "logical_types": {"email": "string"}, "name": "email is string"},
     {"type": "invalid_count", "column": "email", "valid_min_length": 3, "valid_max_length": 80, "must_be": 0},
     {"type": "invalid_count", "column": "email", "valid_format": "email", "must_be": 0},
     {"type": "missing_percent", "must_be": "< 25%", "column": "email", "id": "email-nulls",
      "name": "few missing emails", "description": "Emails may be missing for phone orders.",
      "dimension": "completeness", "severity": "warn"},
-    {"type": "schema", "logical_types": {"status": "string"}},
+    {"type": "schema", "logical_types": {"status": "string"}, "name": "status is string"},
     {"type": "invalid_count", "column": "status", "valid_values": ["paid", "refunded", "open"], "must_be": 0},
     {"type": "regex", "column": "status", "pattern": "^[a-z]+$", "null_is_valid": True},
     {"type": "invalid_count", "must_be": "<= 1", "column": "status", "valid_values": ["paid", "refunded"],
      "id": "status-valid"},
     {"type": "missing_count", "must_be": "= 0", "column": "status", "missing_values": [""]},
-    {"type": "schema", "logical_types": {"amount": "number"}},
+    {"type": "schema", "logical_types": {"amount": "number"}, "name": "amount is number"},
     {"type": "range", "column": "amount", "min": 0},
     {"type": "expression", "expression": "`amount` IS NULL OR `amount` < 10000", "name": "amount < 10000"},
     {"type": "sql", "query": "SELECT (SELECT COUNT(*) FROM _validation_df WHERE `amount` < 0) = 0",
      "id": "amount-negative"},
-    {"type": "schema", "logical_types": {"line": "integer"}},
+    {"type": "schema", "logical_types": {"line": "integer"}, "name": "line is integer"},
     {"type": "unique", "columns": ["line"]},
     {"type": "expression", "expression": "`line` IS NULL OR `line` > 0", "name": "line > 0"},
     {"type": "unique", "columns": ["order_id", "line"], "name": "primary key"},
@@ -269,7 +270,8 @@ def test_a_run_over_the_contract_gives_each_rule_its_verdict(spark):
         "paid-has-email",
     ]
     assert [result.check_name for result in results if result.check_name] == [
-        "few missing emails", "amount < 10000", "line > 0", "primary key", "paid orders have an email",
+        "order_id is integer (bigint)", "email is string", "few missing emails", "status is string", "amount is number",
+        "amount < 10000", "line is integer", "line > 0", "primary key", "paid orders have an email",
     ]
 
 
