@@ -272,7 +272,8 @@ def test_the_site_in_a_browser_has_its_navigation_a_search_that_works_and_the_re
     browser.open(served)
     assert browser.evaluate("document.title") == "airflow-provider-cola"
     assert browser.evaluate(NAV) == [
-        "Home", "Getting started", "The engine", "Rules", "Profiling and suggested rules", "Thresholds",
+        "Home", "Getting started", "The engine", "Rules", "Profiling and suggested rules", "Data contracts (ODCS)",
+        "Thresholds",
         "Codes and the quarantine",
         "Quality over time", "The HTML report", "Airflow", "Spark Connect", "The cola command",
         "Security model", "Performance", "Reference", "Architecture", "Contributing", "Changelog",

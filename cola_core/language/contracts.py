@@ -281,6 +281,9 @@ def _quality(entry: Mapping[str, Any], column: str | None, path: str, unmapped: 
     carried = _carried(entry, path, unmapped)
     if kind == "custom":
         return _custom(entry, carried, path, unmapped)
+    if "id" in carried and "name" not in carried:
+        # The id names the result where an entry has no name: in the table, the log and the report.
+        carried["name"] = carried["id"]
     operators = [word for word in entry if word in OPERATORS and entry[word] is not None]
     if kind not in ("library", "sql") or len(operators) != 1:
         why = kind if len(operators) == 1 else f"{kind}, no single mustBe* operator"
@@ -351,4 +354,5 @@ def _custom(entry: Mapping[str, Any], carried: dict[str, Any], path: str, unmapp
     rule = entry.get("implementation")
     if not isinstance(rule, Mapping) or not isinstance(rule.get("type"), str):
         raise ColaError(f"{path}.implementation: a custom entry for Cola holds one rule object with a 'type'")
-    return [{**rule, **carried}]
+    named = {"name": carried["id"]} if "id" in carried and "name" not in carried else {}
+    return [{**named, **rule, **carried}]

@@ -88,15 +88,16 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
         result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
                failed_count=1),
         result("schema", "pass", "schema: matches (4 columns)", "schema", check_name="amount is number"),
-        result("sql", "warn", "SQL validation failed", "sql", failed_count=1),
+        result("sql", "warn", "SQL validation failed", "sql", failed_count=1, check_name="no-negative-amounts"),
         result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
                failed_count=1, check_name="primary key"),
         result("row_count", "pass", "row_count = 6 meets must_be (> 0)", "row_count", metric_value=6,
-               thresholds={"must_be": "> 0"}),
+               check_name="orders-arrived", thresholds={"must_be": "> 0"}),
         ids=contract_ids, rows=6,
     )
     assert outcome.log.count("no rule checks these parts of the contract: schema[0].quality[1] (text, no single "
                              "mustBe* operator)") == 1
+    assert "Cola checks that warned:\n  [WARN] no-negative-amounts: SQL validation failed" in outcome.log
     assert outcome.xcom["gated"] == UNIQUE_FAILS
     # conf is a template field: its secret-named values are masked as the operators' are,
     # a number included (the masker redacts text only, so it is rendered as text).

@@ -79,24 +79,26 @@ EXPECTED = [
     {"type": "invalid_count", "column": "status", "valid_values": ["paid", "refunded", "open"], "must_be": 0},
     {"type": "regex", "column": "status", "pattern": "^[a-z]+$", "null_is_valid": True},
     {"type": "invalid_count", "must_be": "<= 1", "column": "status", "valid_values": ["paid", "refunded"],
-     "id": "status-valid"},
+     "id": "status-valid", "name": "status-valid"},
     {"type": "missing_count", "must_be": "= 0", "column": "status", "missing_values": [""]},
     {"type": "schema", "logical_types": {"amount": "number"}, "name": "amount is number"},
     {"type": "range", "column": "amount", "min": 0},
     {"type": "expression", "expression": "`amount` IS NULL OR `amount` < 10000", "name": "amount < 10000"},
     {"type": "sql", "query": "SELECT (SELECT COUNT(*) FROM _validation_df WHERE `amount` < 0) = 0",
-     "id": "amount-negative"},
+     "id": "amount-negative", "name": "amount-negative"},
     {"type": "schema", "logical_types": {"line": "integer"}, "name": "line is integer"},
     {"type": "unique", "columns": ["line"]},
     {"type": "expression", "expression": "`line` IS NULL OR `line` > 0", "name": "line > 0"},
     {"type": "unique", "columns": ["order_id", "line"], "name": "primary key"},
-    {"type": "row_count", "must_be": "between 1 and 1000000", "id": "orders-rows"},
-    {"type": "row_count", "must_be": "not between 1 and 2", "id": "orders-not-tiny", "severity": "fail"},
+    {"type": "row_count", "must_be": "between 1 and 1000000", "id": "orders-rows", "name": "orders-rows"},
+    {"type": "row_count", "must_be": "not between 1 and 2", "id": "orders-not-tiny", "name": "orders-not-tiny",
+     "severity": "fail"},
     {"type": "duplicate_count", "must_be": "= 0", "columns": ["order_id", "line"]},
     {"type": "row_count", "must_be": "> 3"},
     {"type": "row_count", "must_be": ">= 5"},
     {"type": "row_count", "must_be": "!= 0"},
-    {"type": "sql", "query": "SELECT (SELECT MAX(amount) FROM _validation_df) < 10000", "id": "no-huge-orders"},
+    {"type": "sql", "query": "SELECT (SELECT MAX(amount) FROM _validation_df) < 10000", "id": "no-huge-orders",
+     "name": "no-huge-orders"},
     {"type": "not_null", "columns": ["email"], "where": "status = 'paid'", "id": "paid-has-email",
      "name": "paid orders have an email"},
 ]
@@ -270,8 +272,9 @@ def test_a_run_over_the_contract_gives_each_rule_its_verdict(spark):
         "paid-has-email",
     ]
     assert [result.check_name for result in results if result.check_name] == [
-        "order_id is integer (bigint)", "email is string", "few missing emails", "status is string", "amount is number",
-        "amount < 10000", "line is integer", "line > 0", "primary key", "paid orders have an email",
+        "order_id is integer (bigint)", "email is string", "few missing emails", "status is string", "status-valid",
+        "amount is number", "amount < 10000", "amount-negative", "line is integer", "line > 0", "primary key",
+        "orders-rows", "orders-not-tiny", "no-huge-orders", "paid orders have an email",
     ]
 
 
