@@ -125,10 +125,13 @@ class TaskLifecycle:
             ColaConfigError: the file cannot be read, or a rule is malformed.
         """
         task = self._task
-        return load_rules(
+        block = load_rules(
             rules, base_dir=dag_folder(context.get("dag") or task.get_dag()),
             allow_external_access=allow_external_access,
         )
+        for message in block.unchecked:  # said here once; a submitted job's own line is dropped
+            task.log.warning("%s", message)
+        return block
 
     def run_in_process(
         self,

@@ -29,7 +29,7 @@ from cola_core.common.columns import quote
 from cola_core.errors import ColaError
 from cola_core.language.documents import read_document
 
-__all__ = ["OPERATORS", "ContractRules", "ContractWarning", "is_contract", "rules_from_contract"]
+__all__ = ["OPERATORS", "UNCHECKED", "ContractRules", "ContractWarning", "is_contract", "rules_from_contract"]
 
 # Each ODCS comparison as the threshold language writes it.
 OPERATORS = {
@@ -77,6 +77,8 @@ _SPARK_TYPE_WORDS = frozenset({
 })
 _API_VERSION = re.compile(r"^v3\.\d+\.\d+$")
 _INSTALL = "pip install 'airflow-provider-cola[contracts]'"
+# How the one warning about the parts no rule checks opens (a task log says it once).
+UNCHECKED = "no rule checks these parts of the contract: "
 
 
 class ContractWarning(UserWarning):
@@ -141,7 +143,7 @@ def rules_from_contract(
         quality_path = f"{at}.quality[{entry_number}]"
         block.add(_quality(entry, None, quality_path, block.unmapped), quality_path)
     if block.unmapped:
-        message = "no rule checks these parts of the contract: " + "; ".join(block.unmapped)
+        message = UNCHECKED + "; ".join(block.unmapped)
         if strict:
             raise ColaError(message)
         warnings.warn(message, ContractWarning, stacklevel=2)

@@ -121,10 +121,12 @@ def test_the_users_call_site_setting_wins():
     assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf["spark.python.sql.dataFrameDebugging.enabled"] == "true"
 
 
-def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail():
+def test_the_jvms_start_up_notice_and_a_contracts_gaps_are_left_out_of_the_task_log_and_the_tail():
     hook = ColaSubmitHook(conn_id="spark_local")
     lines = [
         "WARNING: Using incubator modules: jdk.incubator.vector\n",
+        # A contract's unchecked parts: the task logged them as a warning before submitting.
+        "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)\n",
         "SEVERITY  RULE  CODE\n",
         "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called\n",
         "26/01/01 00:00:00 ERROR Something: the end of the log\n",
