@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "cola_core"
-# Imported only inside the function that reads a YAML file, and only when one is read.
-LAZY_OPTIONAL = {"yaml"}
+# Imported only inside the function that needs them, and only when it runs: PyYAML when a YAML
+# file is read, the contracts extra (open-data-contract-standard, on pydantic) when a contract is.
+LAZY_OPTIONAL = {"yaml", "open_data_contract_standard", "pydantic"}
 
 
 def _imports(tree: ast.AST):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import sys
 from decimal import Decimal
 
 import pytest
@@ -311,3 +312,15 @@ def test_results_and_history_keep_the_contracts_quality_ids(spark, tmp_path):
         "email-nulls": "pass", "status-valid": "fail", "amount-negative": "fail", "orders-rows": "pass",
         "orders-not-tiny": "pass", "no-huge-orders": "fail", "paid-has-email": "pass"}
     assert len(stored) == len(EXPECTED)
+
+
+def test_without_the_contracts_extra_the_error_says_what_to_install(monkeypatch):
+    # The package is installed here; a None entry in sys.modules makes its import fail as if it
+    # were not (the one failure this test cannot cause for real).
+    monkeypatch.setitem(sys.modules, "open_data_contract_standard.model", None)
+    with pytest.raises(ColaError) as raised:
+        rules_from_contract(CONTRACT)
+    assert str(raised.value) == (
+        "reading an ODCS contract needs the open-data-contract-standard package: "
+        "pip install 'airflow-provider-cola[contracts]'"
+    )
