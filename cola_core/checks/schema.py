@@ -71,9 +71,7 @@ class SchemaCheck(BaseCheck):
         ),
         "logical_types": Param(
             STRING_MAP,
-            description="Expected kind of type per column: " + ", ".join(LOGICAL_TYPES)
-            + " (integer is any whole-number type, number any numeric one, object a struct or map); "
-            "each column must exist",
+            description="Expected logical type per column (integer, number, string, date...); each column must exist",
         ),
     }
 

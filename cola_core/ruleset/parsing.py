@@ -163,6 +163,14 @@ def expand_rule(raw: Any, position: int) -> Iterator[tuple[int | None, dict[str,
                 f"'{key}' sits next to 'targets', so every expanded rule would share it; move it inside each target",
                 **where,
             )
+    # A shared option is checked as written, even where every target gives its own.
+    severity = rule.get("severity")
+    if severity is not None and severity not in RULE_SEVERITIES:
+        raise ColaRuleError(f"'severity' must be 'fail' or 'warn', got {severity!r}", **where)
+    for key in ("name", "description", "dimension", "where"):
+        value = rule.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}", **where)
     for index, target in enumerate(targets):
         if not isinstance(target, Mapping):
             raise ColaRuleError(f"a target must be an object, got {type(target).__name__}", target=index, **where)

@@ -20,7 +20,10 @@ def test_rule_options_default_to_a_failing_rule_over_every_row_and_are_frozen():
     options = RuleOptions()
     assert dataclasses.asdict(options) == {
         "severity": "fail", "dimension": None, "where": None, "tolerance": None, "position": None, "target": None,
+        "description": None, "origin": None,
     }
+    # Where a rule was written is not what it checks: options equal but for it are equal.
+    assert RuleOptions(origin="schema[0]") == RuleOptions()
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.where = "id > 0"  # type: ignore[misc]
 

@@ -430,7 +430,8 @@ PARSE_ERRORS = [
     (
         {"type": "foreign_key", "column": "a", "reference": REFERENCE, "reference_column": "id"},
         ("rules[0] (foreign_key): unknown parameter 'reference_column' (did you mean 'reference_columns'?); "
-         "valid parameters are code, column, columns, dimension, id, name, reference, reference_columns, severity, "
+         "valid parameters are code, column, columns, description, dimension, id, name, reference, reference_columns, "
+         "severity, "
          "tolerance, where"),
     ),
     (

@@ -35,6 +35,15 @@ MALFORMED = [
         "(it is always a list, even for one column), got 'id'",
     ),
     ([{"type": "not_null"}], "rules[0] (not_null): missing required parameter 'columns'"),
+    # A shared option is checked even when every target gives its own (a reader would read it).
+    (
+        [{"type": "avg", "column": "id", "must_be": "> 0", "severity": "id", "targets": [{"severity": "fail"}]}],
+        "rules[0] (avg): 'severity' must be 'fail' or 'warn', got 'id'",
+    ),
+    (
+        [{"type": "not_null", "name": 5, "targets": [{"columns": ["a"], "name": "a present"}]}],
+        "rules[0] (not_null): 'name' must be a non-empty string, got 5",
+    ),
     (
         [{"type": "not_null", "columns": ["a"], "colum": 1}],
         "rules[0] (not_null): unknown parameter 'colum' (did you mean 'columns'?); "
