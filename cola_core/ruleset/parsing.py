@@ -58,6 +58,7 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
     for position, raw in enumerate(rules):
         origin = origins[position] if position < len(origins) else None
         try:
+            _check_shared_params(raw, registry, position)
             for target, rule in expand_rule(raw, position):
                 try:
                     checks.append(_build(rule, registry, position, target, origin))
@@ -236,6 +237,21 @@ def _build(
         return cls(params, rule_type=rule_type, name=name, code=code, options=options)
     except ColaRuleError as error:
         raise error.located(position=position, rule_type=rule_type, target=target, origin=origin) from None
+
+
+def _check_shared_params(raw: Any, registry: Mapping[str, type[BaseCheck]], position: int) -> None:
+    """A parameter written beside ``targets`` has the kind it declares, even where every
+    target gives its own value (each target's rule is checked whole when it is built)."""
+    rule_type = raw.get("type") if isinstance(raw, Mapping) else None
+    if not isinstance(rule_type, str) or "targets" not in raw:
+        return  # expand_rule says what is wrong with it
+    cls = registry.get(rule_type)
+    spec = None if cls is None else cls.params_spec
+    for key, value in raw.items():
+        param = None if spec is None else spec.get(key)
+        if param is not None and not param.kind.accepts(value):
+            raise ColaRuleError(f"{key!r} must be {param.kind.describe}, got {value!r}", position=position,
+                                rule_type=rule_type)
 
 
 def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:

@@ -45,6 +45,10 @@ MALFORMED = [
         "rules[0] (not_null): 'name' must be a non-empty string, got 5",
     ),
     (
+        [{"type": "regex", "column": 5, "pattern": "x", "targets": [{"column": "a"}]}],
+        "rules[0] (regex): 'column' must be a non-empty string, got 5",
+    ),
+    (
         [{"type": "not_null", "columns": ["a"], "colum": 1}],
         "rules[0] (not_null): unknown parameter 'colum' (did you mean 'columns'?); "
         "valid parameters are code, columns, description, dimension, id, name, severity, tolerance, where",
