@@ -269,11 +269,16 @@ def split_stream(
     fs = file_system(stream.sparkSession)
     ledger_root = fs.child(checkpoint, LEDGER)
     records: list[BatchRecord] = []
+    failures: list[ColaError] = []
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
-        records.append(split_batch(batch, batch_id, checks, valid_spec, invalid_spec, ledger_root,
-                                   annotate=annotate, quarantine_key=quarantine_key, history=history,
-                                   run_info=run_info))
+        try:
+            records.append(split_batch(batch, batch_id, checks, valid_spec, invalid_spec, ledger_root,
+                                       annotate=annotate, quarantine_key=quarantine_key, history=history,
+                                       run_info=run_info))
+        except ColaError as error:
+            failures.append(error)  # raised again as it is once the query has stopped
+            raise
 
     writer = stream.writeStream.foreachBatch(each_batch).option("checkpointLocation", checkpoint)
     if query_name:
@@ -283,10 +288,13 @@ def split_stream(
     if trigger not in FINITE_TRIGGERS:
         running: StreamingQuery = query
         return running
-    query.awaitTermination()
-    error = query.exception()
-    if error is not None:
-        raise ColaOutputError(f"the streaming split stopped: {error}")
+    try:
+        query.awaitTermination()
+    except Exception as error:
+        # Spark wraps the batch's error in pages of both stacks: the error itself says it all.
+        if failures:
+            raise failures[-1] from None
+        raise ColaOutputError(f"the streaming split stopped: {str(error).splitlines()[0]}") from error
     return StreamSummary(sorted(records, key=lambda record: record.batch_id))
 
 
