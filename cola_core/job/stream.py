@@ -295,6 +295,12 @@ def split_stream(
         if failures:
             raise failures[-1] from None
         raise ColaOutputError(f"the streaming split stopped: {str(error).splitlines()[0]}") from error
+    if not records:
+        # Over Spark Connect each batch runs in a Python worker of the server, whose list this
+        # is not: the batches are read back from the ledger, by the ids the query reported.
+        ledger = _Ledger(fs, ledger_root)
+        ran = sorted({int(progress.batchId) for progress in query.recentProgress if progress.numInputRows})
+        records.extend(record for record in (ledger.done(batch_id) for batch_id in ran) if record is not None)
     return StreamSummary(sorted(records, key=lambda record: record.batch_id))
 
 
