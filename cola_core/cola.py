@@ -19,6 +19,7 @@ from cola_core.history.baselines import read_baselines
 from cola_core.history.store import RunInfo
 from cola_core.job.runner import run_checks, run_split
 from cola_core.job.spec import checked_samples
+from cola_core.job.stream import StreamSummary, split_stream
 from cola_core.language.profiles import Profile
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import DISTINCT_STRATEGIES
@@ -40,6 +41,7 @@ from cola_core.storage.specs import OutputSpec, history_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
 
 __all__ = ["Cola"]
 
@@ -210,6 +212,59 @@ class Cola:
             return run_split(
                 df, self._checks(rules), valid, invalid, annotate=annotate, quarantine_key=quarantine_key,
                 annotate_valid=annotate_valid, samples=samples, history=store, run_info=info,
+            )
+
+    def split_stream(
+        self,
+        stream_df: DataFrame,
+        rules: Any,
+        valid: Mapping[str, Any] | str | OutputSpec,
+        invalid: Mapping[str, Any] | str | OutputSpec,
+        *,
+        checkpoint: str,
+        trigger: str | Mapping[str, Any] | None = "availableNow",
+        annotate: str | None = None,
+        quarantine_key: Sequence[str] | None = None,
+        history: Mapping[str, Any] | str | OutputSpec | None = None,
+        dataset: str | None = None,
+        data_date: dt.date | None = None,
+        run_info: RunInfo | None = None,
+        query_name: str | None = None,
+    ) -> StreamingQuery | StreamSummary:
+        """Split every micro-batch of a streaming DataFrame as :meth:`split_write` splits a
+        DataFrame, publishing each batch's rows exactly once (``docs/streaming.md``).
+
+        Args:
+            stream_df: a streaming DataFrame (``spark.readStream...``).
+            valid: the path output of the rows that break no row-level rule (appended to).
+            invalid: the path output of the others.
+            checkpoint: the query's checkpoint folder; Cola keeps its ledger of published
+                batches in it (``_cola``). Restarting on it resumes where the query stopped.
+            trigger: ``availableNow`` (the default) or ``once``, which process what is there,
+                wait, and return a :class:`~cola_core.job.stream.StreamSummary`; or a processing
+                interval such as ``"1 minute"`` (or ``trigger()``'s keywords as a dict), which
+                returns the running ``StreamingQuery``.
+            annotate: as for :meth:`split_write`.
+            quarantine_key: as for :meth:`split_write`.
+            history: a path history store: each batch is appended as one run of kind
+                ``split``, exactly once with the batch.
+            dataset: as for :meth:`run`.
+            data_date: as for :meth:`run`; every batch of this call has it.
+            run_info: as for :meth:`run`.
+            query_name: the streaming query's name.
+
+        Raises:
+            ColaRuleError: a malformed rule, before the query starts.
+            ColaOutputError: a destination or the history store is not a path, or a batch
+                could not be published (the query stops, with nothing of that batch
+                published; restarting on the checkpoint runs it again).
+        """
+        store, info = _history_of(history, dataset, data_date, run_info)
+        with self.sql_scope():
+            return split_stream(
+                stream_df, self._checks(rules), valid, invalid, checkpoint=checkpoint, trigger=trigger,
+                annotate=annotate, quarantine_key=quarantine_key, history=store, run_info=info,
+                query_name=query_name,
             )
 
     def profile(self, df: DataFrame, columns: Sequence[str] | None = None, sample: float | None = None) -> Profile:

@@ -274,7 +274,7 @@ def test_the_site_in_a_browser_has_its_navigation_a_search_that_works_and_the_re
     assert browser.evaluate(NAV) == [
         "Home", "Getting started", "The engine", "Rules", "Profiling and suggested rules", "Data contracts (ODCS)",
         "Thresholds",
-        "Codes and the quarantine",
+        "Codes and the quarantine", "Streams: each new batch split once",
         "Quality over time", "The HTML report", "Airflow", "Spark Connect", "The cola command",
         "Security model", "Performance", "Reference", "Architecture", "Contributing", "Changelog",
     ]

@@ -37,7 +37,7 @@ from cola_core.storage.specs import OutputSpec, history_spec
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["append_history"]
+__all__ = ["append_history", "history_frame"]
 
 
 def _rows(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[Any, ...]]:
@@ -65,6 +65,11 @@ def _failed_records(results: Sequence[CheckResult], run: RunInfo) -> list[tuple[
     ]
 
 
+def history_frame(spark: SparkSession, results: Sequence[CheckResult], run: RunInfo) -> DataFrame:
+    """The history rows of one run, one per result, as the store holds them."""
+    return spark.createDataFrame(_rows(results, run), HISTORY_SCHEMA)
+
+
 def append_history(
     spark: SparkSession, store: Mapping[str, Any] | str | OutputSpec, results: Sequence[CheckResult], run: RunInfo
 ) -> None:
@@ -84,7 +89,7 @@ def append_history(
         check_history_store(spark, records, FAILED_RECORDS_SCHEMA)
     if added and spec.table is not None:
         _add_columns(spark, spec.table, added)
-    _append(spark, spec, spark.createDataFrame(_rows(results, run), HISTORY_SCHEMA))
+    _append(spark, spec, history_frame(spark, results, run))
     if samples:
         _append(spark, records, spark.createDataFrame(samples, FAILED_RECORDS_SCHEMA))
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TREND_RUNS", "JobOutcome", "LoadedJob", "load_job", "remove_earlier_file", "report_page", "run_checks",
-    "run_job", "run_split", "write_report_page", "write_results_file", "write_run_page",
+    "run_job", "run_split", "with_history_baselines", "write_report_page", "write_results_file", "write_run_page",
 ]
 
 # The runs of each rule whose trend a report draws, with a history.
@@ -220,7 +220,7 @@ def run_checks(
         ColaOutputError: the history store is not a Cola history or cannot be appended to,
             or a failed-rows output cannot be written.
     """
-    checks = _with_history(df, checks, history, run_info, samples)
+    checks = with_history_baselines(df, checks, history, run_info, samples)
     results = _finish(df, checks, run_block(df, checks, distinct_strategy, aggregates_per_job), samples)
     if history is not None and run_info is not None:
         append_history(df.sparkSession, history, results, dataclasses.replace(run_info, run_kind="check"))
@@ -247,7 +247,7 @@ def run_split(
     Raises:
         As ``split_write.staged_split`` and :func:`run_checks`.
     """
-    checks = _with_history(df, checks, history, run_info, samples)
+    checks = with_history_baselines(df, checks, history, run_info, samples)
     with staged_split(
         df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key, annotate_valid=annotate_valid
     ) as staged:
@@ -269,7 +269,7 @@ def _finish(df: DataFrame, checks: list[BaseCheck], results: list[CheckResult], 
     return attach_samples(df, checks, results, samples) if samples else results
 
 
-def _with_history(
+def with_history_baselines(
     df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None, samples: int = 0
 ) -> list[BaseCheck]:
     """The checks, each change or anomaly rule with its metric's earlier values from the

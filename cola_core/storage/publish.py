@@ -145,6 +145,28 @@ class FileSystem:
         path, fs = self._resolve(location)
         fs.create(path, True).close()
 
+    def write_text(self, location: str, text: str) -> None:
+        """Write ``text`` (UTF-8) to ``location``, replacing it: a file written then renamed in,
+        so a reader finds the old text or the new one, never a part."""
+        written = self.sibling(location, "_cola_writing")
+        path, fs = self._resolve(written)
+        stream = fs.create(path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+        if self.exists(location):
+            self.delete(location)
+        self.rename(written, location)
+
+    def read_text(self, location: str) -> str:
+        path, fs = self._resolve(location)
+        stream = fs.open(path)
+        try:
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode("utf-8")
+        finally:
+            stream.close()
+
 
 class LocalFileSystem:
     """:class:`FileSystem`'s calls on the local file system, for a Spark Connect client.
@@ -234,6 +256,18 @@ class LocalFileSystem:
     def touch(self, location: str) -> None:
         with open(self._local(location), "w"):
             pass
+
+    def write_text(self, location: str, text: str) -> None:
+        """As :meth:`FileSystem.write_text`: written beside, then renamed in."""
+        path = self._local(location)
+        written = f"{path}.{uuid.uuid4().hex}.writing"
+        with open(written, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(written, path)
+
+    def read_text(self, location: str) -> str:
+        with open(self._local(location), encoding="utf-8") as handle:
+            return handle.read()
 
     def _local(self, location: str) -> str:
         """The absolute local path of ``location``, in a folder the server shares."""

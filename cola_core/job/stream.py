@@ -1,0 +1,318 @@
+"""Streaming splits: each micro-batch of a Structured Streaming query split and published once.
+
+Every micro-batch is split as ``split_write`` splits a DataFrame (the same rules, codes and
+columns), and its rows are published to the two destinations exactly once, even when the
+query is killed half-way and restarted on its checkpoint, which runs the unfinished batch
+again with the same rows. Structured Streaming guarantees the same batch id and rows for a
+batch it runs again; this module makes its publication idempotent with a ledger kept in the
+query's checkpoint folder (``<checkpoint>/_cola``):
+
+1. a batch whose ``done/<batch id>.json`` record exists was published already (the query
+   stopped before Spark recorded the batch as committed): it is not published again;
+2. otherwise, the files an earlier attempt may have moved in (``pending/<batch id>.json``
+   lists them, written before the first move) are deleted, so nothing of a half-published
+   attempt stays;
+3. the batch is split into staging folders under the ledger (both outputs, one evaluation),
+   the history rows are written beside them, the list of files about to be moved is written
+   to ``pending/<batch id>.json``, and each file is moved into its destination (the valid
+   side, the invalid side, the history store); a failure moves back what was moved;
+4. ``done/<batch id>.json`` records the batch (counts and results), then the pending list
+   and the staging folders are removed.
+
+A batch is therefore published completely once, or, after a crash, its partial files are
+removed before it runs again; between a crash and the restart a reader may see the files of
+the interrupted batch (a folder of files has no atomic multi-file append). Destinations are
+paths (partitioned or not); a table, whose catalog cannot take a batch's files as one step,
+is refused, as is a history store that is a table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cola_core.checks.base import BaseCheck
+from cola_core.errors import ColaError, ColaOutputError
+from cola_core.history.append import history_frame
+from cola_core.history.store import RunInfo, check_history_store
+from cola_core.job.runner import run_split, with_history_baselines
+from cola_core.language.result import CheckResult, worst_severity
+from cola_core.storage.publish import Files, file_system
+from cola_core.storage.readwrite import write_output
+from cola_core.storage.specs import OutputSpec, parse_output
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.streaming.query import StreamingQuery
+
+__all__ = ["BatchRecord", "StreamSummary", "split_batch", "split_stream"]
+
+LEDGER = "_cola"
+# Triggers that process what is there and stop: split_stream waits for them and sums up.
+FINITE_TRIGGERS = ("availableNow", "once")
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """One micro-batch as it was published.
+
+    Attributes:
+        batch_id: the streaming query's batch id.
+        valid_count: rows published to the valid output.
+        invalid_count: rows published to the invalid output.
+        results: the block's results on the batch, one per rule.
+    """
+
+    batch_id: int
+    valid_count: int
+    invalid_count: int
+    results: list[CheckResult]
+
+    @property
+    def severity(self) -> str:
+        return worst_severity(self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"batch_id": self.batch_id, "valid_count": self.valid_count, "invalid_count": self.invalid_count,
+                "results": [result.to_dict() for result in self.results]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BatchRecord:
+        return cls(int(data["batch_id"]), int(data["valid_count"]), int(data["invalid_count"]),
+                   [CheckResult.from_dict(item) for item in data["results"]])
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """What a finite streaming split (``availableNow`` or ``once``) published, batch by batch."""
+
+    batches: list[BatchRecord] = field(default_factory=list)
+
+    @property
+    def valid_count(self) -> int:
+        return sum(batch.valid_count for batch in self.batches)
+
+    @property
+    def invalid_count(self) -> int:
+        return sum(batch.invalid_count for batch in self.batches)
+
+    @property
+    def severity(self) -> str:
+        return worst_severity([result for batch in self.batches for result in batch.results])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts, the worst severity and one line per batch: what an XCom holds."""
+        return {
+            "severity": self.severity,
+            "passed": self.severity != "fail",
+            "valid_count": self.valid_count,
+            "invalid_count": self.invalid_count,
+            "batches": [
+                {"batch_id": batch.batch_id, "severity": batch.severity, "valid_count": batch.valid_count,
+                 "invalid_count": batch.invalid_count}
+                for batch in self.batches
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class _Ledger:
+    fs: Files
+    root: str
+
+    def record(self, kind: str, batch_id: int) -> str:
+        return self.fs.child(self.fs.child(self.root, kind), f"{batch_id}.json")
+
+    def staging(self, batch_id: int) -> str:
+        return self.fs.child(self.fs.child(self.root, "staging"), str(batch_id))
+
+    def done(self, batch_id: int) -> BatchRecord | None:
+        location = self.record("done", batch_id)
+        if not self.fs.exists(location):
+            return None
+        return BatchRecord.from_dict(json.loads(self.fs.read_text(location)))
+
+    def write(self, kind: str, batch_id: int, data: Any) -> None:
+        location = self.record(kind, batch_id)
+        self.fs.make_folders(self.fs.parent(location))
+        self.fs.write_text(location, json.dumps(data))
+
+    def undo_pending(self, batch_id: int) -> None:
+        """Delete what an interrupted attempt at the batch may have moved in."""
+        location = self.record("pending", batch_id)
+        if not self.fs.exists(location):
+            return
+        for moved in json.loads(self.fs.read_text(location)):
+            if self.fs.exists(moved):
+                self.fs.delete(moved)
+        self.fs.delete(location)
+
+
+def _path_output(value: Any, label: str) -> OutputSpec:
+    try:
+        spec = parse_output(value)
+    except ColaError as error:
+        raise ColaOutputError(f"{label}: {error}") from error
+    if spec.path is None:
+        raise ColaOutputError(
+            f"{label}: a streaming split writes to paths; a table's catalog cannot take a batch's files exactly "
+            "once (write to the table's path, or split each batch with split_write)"
+        )
+    if spec.mode not in ("append", "errorifexists"):
+        raise ColaOutputError(f"{label}: a streaming split appends each batch; mode {spec.mode!r} is not allowed")
+    return spec
+
+
+def split_batch(
+    batch: DataFrame,
+    batch_id: int,
+    checks: list[BaseCheck],
+    valid: OutputSpec,
+    invalid: OutputSpec,
+    ledger_root: str,
+    *,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+    history: OutputSpec | None,
+    run_info: RunInfo | None,
+) -> BatchRecord:
+    """Split one micro-batch and publish it exactly once (see the module's docstring)."""
+    spark = batch.sparkSession
+    fs = file_system(spark)
+    ledger = _Ledger(fs, ledger_root)
+    earlier = ledger.done(batch_id)
+    if earlier is not None:
+        return earlier  # published before the query could record it: never twice
+    ledger.undo_pending(batch_id)
+    staging = ledger.staging(batch_id)
+    if fs.exists(staging):
+        fs.delete(staging)
+    # Each batch is a run of its own, validated when it ran; its id says which batch it was.
+    info = None if run_info is None else dataclasses.replace(
+        run_info, run_id=f"{run_info.run_id}-batch-{batch_id}", run_kind="split",
+        validated_at=dt.datetime.now(dt.timezone.utc),
+    )
+    checks = with_history_baselines(batch, checks, history, info)
+    staged = {side: dataclasses.replace(spec, path=fs.child(staging, side), mode="errorifexists")
+              for side, spec in (("valid", valid), ("invalid", invalid))}
+    outcome = run_split(batch, checks, staged["valid"], staged["invalid"], annotate=annotate,
+                        quarantine_key=quarantine_key)
+    targets = {"valid": valid.path, "invalid": invalid.path}
+    if history is not None and info is not None:
+        assert history.path is not None
+        write_output(history_frame(spark, outcome.results, info).coalesce(1),
+                     dataclasses.replace(history, path=fs.child(staging, "history"), mode="errorifexists"))
+        targets["history"] = history.path
+    moves = [
+        (fs.child(fs.child(staging, side), relative), fs.child(str(target), relative))
+        for side, target in targets.items()
+        if fs.exists(fs.child(staging, side))
+        for relative in fs.data_files(fs.child(staging, side))
+    ]
+    ledger.write("pending", batch_id, [target for _, target in moves])
+    moved: list[tuple[str, str]] = []
+    try:
+        for source, target in moves:
+            fs.make_folders(fs.parent(target))
+            fs.rename(source, target)
+            moved.append((source, target))
+    except Exception as error:
+        for source, target in reversed(moved):
+            fs.rename(target, source)
+        fs.delete(ledger.record("pending", batch_id))
+        raise ColaOutputError(
+            f"batch {batch_id}: cannot publish: {error}; nothing of the batch was published"
+        ) from error
+    record = BatchRecord(batch_id, outcome.valid_count, outcome.invalid_count, outcome.results)
+    ledger.write("done", batch_id, record.to_dict())
+    fs.delete(ledger.record("pending", batch_id))
+    fs.delete(staging)
+    return record
+
+
+def split_stream(
+    stream: DataFrame,
+    checks: list[BaseCheck],
+    valid: Any,
+    invalid: Any,
+    *,
+    checkpoint: str,
+    trigger: str | Mapping[str, Any] | None = "availableNow",
+    annotate: str | None = None,
+    quarantine_key: Sequence[str] | None = None,
+    history: OutputSpec | None = None,
+    run_info: RunInfo | None = None,
+    query_name: str | None = None,
+) -> StreamingQuery | StreamSummary:
+    """Run the streaming query whose every micro-batch is split by :func:`split_batch`.
+
+    Returns:
+        For ``availableNow`` and ``once``: the :class:`StreamSummary` of the batches run,
+        once the query has stopped. Otherwise the running ``StreamingQuery``.
+
+    Raises:
+        ColaOutputError: a destination or the history store is not a path, or a batch could
+            not be published (the query stops; a restart on the checkpoint runs it again).
+    """
+    if not stream.isStreaming:
+        raise ColaError("split_stream needs a streaming DataFrame (spark.readStream...); use split_write for a batch")
+    valid_spec, invalid_spec = _path_output(valid, "valid"), _path_output(invalid, "invalid")
+    if history is not None:
+        if history.path is None:
+            raise ColaOutputError("history: a streaming split appends each batch's run exactly once to a path store, "
+                                  "not to a table")
+        check_history_store(stream.sparkSession, history)
+    fs = file_system(stream.sparkSession)
+    ledger_root = fs.child(checkpoint, LEDGER)
+    records: list[BatchRecord] = []
+    failures: list[ColaError] = []
+
+    def each_batch(batch: DataFrame, batch_id: int) -> None:
+        try:
+            records.append(split_batch(batch, batch_id, checks, valid_spec, invalid_spec, ledger_root,
+                                       annotate=annotate, quarantine_key=quarantine_key, history=history,
+                                       run_info=run_info))
+        except ColaError as error:
+            failures.append(error)  # raised again as it is once the query has stopped
+            raise
+
+    writer = stream.writeStream.foreachBatch(each_batch).option("checkpointLocation", checkpoint)
+    if query_name:
+        writer = writer.queryName(query_name)
+    writer = _with_trigger(writer, trigger)
+    query = writer.start()
+    if trigger not in FINITE_TRIGGERS:
+        running: StreamingQuery = query
+        return running
+    try:
+        query.awaitTermination()
+    except Exception as error:
+        # Spark wraps the batch's error in pages of both stacks: the error itself says it all.
+        if failures:
+            raise failures[-1] from None
+        raise ColaOutputError(f"the streaming split stopped: {str(error).splitlines()[0]}") from error
+    if not records:
+        # Over Spark Connect each batch runs in a Python worker of the server, whose list this
+        # is not: the batches are read back from the ledger, by the ids the query reported.
+        ledger = _Ledger(fs, ledger_root)
+        ran = sorted({int(progress.batchId) for progress in query.recentProgress if progress.numInputRows})
+        records.extend(record for record in (ledger.done(batch_id) for batch_id in ran) if record is not None)
+    return StreamSummary(sorted(records, key=lambda record: record.batch_id))
+
+
+def _with_trigger(writer: Any, trigger: str | Mapping[str, Any] | None) -> Any:
+    if trigger is None:
+        return writer
+    if trigger == "availableNow":
+        return writer.trigger(availableNow=True)
+    if trigger == "once":
+        return writer.trigger(once=True)
+    if isinstance(trigger, Mapping):
+        return writer.trigger(**dict(trigger))
+    return writer.trigger(processingTime=str(trigger))
+
+

@@ -1,0 +1,197 @@
+"""Streaming splits (``job/stream.py``): every micro-batch split as ``split_write`` splits it and
+published exactly once, through a real crash (SIGKILL of the driver half-way through a batch)
+and a real failed write, each followed by a restart on the same checkpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cola_core import Cola
+from cola_core.errors import ColaOutputError
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "order_id bigint, amount double, country string"
+# One file per micro-batch (maxFilesPerTrigger=1); each breaks the rules on some rows.
+FILES = [
+    [(1, 10.0, "BR"), (2, -5.0, "BR"), (None, 7.0, "PT")],
+    [(4, 3.0, "PT"), (4, 3.0, "PT"), (5, 8.0, "XX")],
+    [(6, 1.0, "BR"), (7, -1.0, "XX"), (8, 2.0, "BR")],
+]
+RULES = [
+    {"type": "not_null", "columns": ["order_id"]},
+    {"type": "range", "column": "amount", "min": 0},
+    {"type": "unique", "columns": ["order_id"]},  # per batch (docs/streaming.md)
+    {"type": "row_count", "min": 1},
+]
+
+
+def _write_files(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for number, rows in enumerate(FILES):
+        lines = [json.dumps(dict(zip(("order_id", "amount", "country"), row, strict=True))) for row in rows]
+        path = folder / f"orders-{number}.json"
+        path.write_text("\n".join(lines) + "\n")
+        # A file source takes files oldest first: one second apart, they are batches 0, 1, 2.
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+
+
+def _rows(spark, path: Path, annotate: str = "cola_codes") -> list[tuple]:
+    if not path.exists():
+        return []
+    frame = spark.read.parquet(str(path))
+    codes = [annotate] if annotate in frame.columns else []
+    return sorted(
+        (tuple(row[:3]) + tuple(sorted(row[3]) if codes else ()) for row in frame.select("order_id", "amount",
+                                                                                         "country", *codes).collect()),
+        key=repr,
+    )
+
+
+def _stream(spark, source: Path):
+    return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
+
+
+def test_three_files_are_split_batch_by_batch_with_the_codes_of_a_batch_split(spark, tmp_path):
+    source = tmp_path / "in"
+    _write_files(source)
+    summary = Cola().split_stream(
+        _stream(spark, source), RULES, valid=str(tmp_path / "valid"), invalid=str(tmp_path / "invalid"),
+        checkpoint=str(tmp_path / "checkpoint"), annotate="cola_codes",
+    )
+    assert summary.to_dict() == {
+        "severity": "fail", "passed": False, "valid_count": 4, "invalid_count": 5,
+        "batches": [
+            {"batch_id": 0, "severity": "fail", "valid_count": 1, "invalid_count": 2},
+            {"batch_id": 1, "severity": "fail", "valid_count": 1, "invalid_count": 2},
+            {"batch_id": 2, "severity": "fail", "valid_count": 2, "invalid_count": 1},
+        ],
+    }
+    # The same rows and codes as split_write gives each file on its own.
+    expected_valid, expected_invalid = [], []
+    for number, rows in enumerate(FILES):
+        batch = spark.createDataFrame(rows, SCHEMA)
+        outcome = Cola().split_write(batch, RULES, valid=str(tmp_path / f"v{number}"),
+                                     invalid=str(tmp_path / f"i{number}"), annotate="cola_codes")
+        assert [r.to_dict() for r in outcome.results] == [r.to_dict() for r in summary.batches[number].results]
+        expected_valid += _rows(spark, tmp_path / f"v{number}")
+        expected_invalid += _rows(spark, tmp_path / f"i{number}")
+    assert _rows(spark, tmp_path / "valid") == sorted(expected_valid, key=repr)
+    assert _rows(spark, tmp_path / "invalid") == sorted(expected_invalid, key=repr)
+    assert sorted(expected_invalid, key=repr) == sorted([
+        (None, 7.0, "PT", "not_null(order_id)"),
+        (2, -5.0, "BR", "range(amount,0,)"),
+        (4, 3.0, "PT", "unique(order_id)"),
+        (4, 3.0, "PT", "unique(order_id)"),
+        (7, -1.0, "XX", "range(amount,0,)"),
+    ], key=repr)
+    # Run again on the same checkpoint: no new file, so nothing more is published.
+    again = Cola().split_stream(
+        _stream(spark, source), RULES, valid=str(tmp_path / "valid"), invalid=str(tmp_path / "invalid"),
+        checkpoint=str(tmp_path / "checkpoint"), annotate="cola_codes",
+    )
+    assert again.batches == []
+    assert len(_rows(spark, tmp_path / "valid")) + len(_rows(spark, tmp_path / "invalid")) == 9
+
+
+def test_a_table_destination_and_a_batch_frame_are_refused_before_the_query_starts(spark, tmp_path):
+    source = tmp_path / "in"
+    _write_files(source)
+    with pytest.raises(ColaOutputError) as raised:
+        Cola().split_stream(_stream(spark, source), RULES, valid={"table": "db.valid"}, invalid=str(tmp_path / "i"),
+                            checkpoint=str(tmp_path / "c"))
+    assert str(raised.value).startswith("valid: a streaming split writes to paths; ")
+    with pytest.raises(Exception, match="split_stream needs a streaming DataFrame"):
+        Cola().split_stream(spark.range(1), RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                            checkpoint=str(tmp_path / "c"))
+
+
+# The driver: a streaming split of the source, one file per batch, with a history. With
+# COLA_KILL_IN_BATCH=N it kills itself (SIGKILL) right after moving the first file of batch
+# N into a destination: a batch half-published, as a lost driver leaves it.
+DRIVER = textwrap.dedent("""
+    import os, signal, sys
+    from pyspark.sql import SparkSession
+    from cola_core import Cola
+    import cola_core.storage.publish as publish
+
+    source, out, kill_in = sys.argv[1], sys.argv[2], os.environ.get("COLA_KILL_IN_BATCH")
+    if kill_in is not None:
+        original = publish.FileSystem.rename
+        def rename(self, old, new):
+            original(self, old, new)
+            if f"/staging/{kill_in}/" in old and "/_cola/" not in new:
+                os.kill(os.getpid(), signal.SIGKILL)
+        publish.FileSystem.rename = rename
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    stream = (spark.readStream.schema("order_id bigint, amount double, country string")
+              .option("maxFilesPerTrigger", 1).json(source))
+    rules = [{"type": "not_null", "columns": ["order_id"]}, {"type": "range", "column": "amount", "min": 0},
+             {"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
+    invalid = {"path": out + "/invalid", "partition_by": ["country"]}
+    summary = Cola().split_stream(stream, rules, valid=out + "/valid", invalid=invalid,
+                                  checkpoint=out + "/checkpoint", annotate="cola_codes",
+                                  history=out + "/history", dataset="orders")
+    print(summary.to_dict()["batches"])
+""")
+
+
+def _driver(tmp_path: Path, kill_in: int | None = None) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("COLA_KILL_IN_BATCH", None)
+    if kill_in is not None:
+        env["COLA_KILL_IN_BATCH"] = str(kill_in)
+    return subprocess.run([sys.executable, str(script), str(tmp_path / "in"), str(tmp_path / "out")], env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+def _all_rows(spark, out: Path) -> list[tuple]:
+    valid = [row[:3] for row in _rows(spark, out / "valid")]
+    invalid = [row[:3] for row in _rows(spark, out / "invalid")] if (out / "invalid").exists() else []
+    return sorted(valid + invalid, key=repr)
+
+
+INPUT = sorted((row for rows in FILES for row in rows), key=repr)
+
+
+def test_a_driver_killed_half_way_through_a_batch_loses_and_repeats_nothing_after_a_restart(spark, tmp_path):
+    _write_files(tmp_path / "in")
+    killed = _driver(tmp_path, kill_in=1)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    # Batch 0 is published; batch 1 was half-moved when the driver died.
+    assert (tmp_path / "out" / "checkpoint" / "_cola" / "pending" / "1.json").exists()
+    restarted = _driver(tmp_path)
+    assert restarted.returncode == 0, restarted.stderr[-3000:]
+    assert _all_rows(spark, tmp_path / "out") == INPUT
+    history = spark.read.parquet(str(tmp_path / "out" / "history"))
+    runs = sorted(row["run_id"].rsplit("-", 1)[1] for row in history.select("run_id").distinct().collect())
+    assert runs == ["0", "1", "2"]
+    assert history.count() == 3 * len(RULES)
+    assert not (tmp_path / "out" / "checkpoint" / "_cola" / "pending" / "1.json").exists()
+
+
+def test_a_failed_invalid_write_publishes_nothing_of_its_batch_and_a_restart_after_the_fix_completes(spark, tmp_path):
+    _write_files(tmp_path / "in")
+    # Batch 2 rejects a row of country XX: its partition folder cannot be made where a file is.
+    blocker = tmp_path / "out" / "invalid" / "country=XX"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("not a folder")
+    failed = _driver(tmp_path)
+    assert failed.returncode == 1
+    assert "batch 2: cannot publish: " in failed.stderr
+    assert "nothing of the batch was published" in failed.stderr
+    blocker.unlink()  # the fix; what the failed run left is read after it
+    assert _all_rows(spark, tmp_path / "out") == sorted(FILES[0] + FILES[1], key=repr)  # batches 0 and 1, whole
+    fixed = _driver(tmp_path)
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert _all_rows(spark, tmp_path / "out") == INPUT
