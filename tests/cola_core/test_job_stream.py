@@ -59,6 +59,9 @@ def _stream(spark, source: Path):
     return spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
 
 
+# Over Spark Connect too: each batch then runs in a Python worker of the server, which must
+# import cola_core (docs/streaming.md).
+@pytest.mark.connect
 def test_three_files_are_split_batch_by_batch_with_the_codes_of_a_batch_split(spark, tmp_path):
     source = tmp_path / "in"
     _write_files(source)
