@@ -72,7 +72,7 @@ def test_every_failure_fails_its_task_with_a_clear_message(run_dag, broken_parqu
         outcome.log,
         "airflow_provider_cola.errors.ColaConfigError",
         "invalid Cola rules: rules[1] (range): unknown parameter 'minimum' (did you mean 'min'?); valid parameters are "
-        "code, column, dimension, id, max, min, name, severity, tolerance, where",
+        "code, column, description, dimension, id, max, min, name, severity, tolerance, where",
     )
     calls = fake_submit_calls()
     assert not [call for call in calls if "cola_test_failures.malformed_rule" in call]
