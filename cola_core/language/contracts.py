@@ -294,7 +294,8 @@ def _quality(entry: Mapping[str, Any], column: str | None, path: str, unmapped: 
     operator = operators[0]
     bounds = _bounds(entry[operator], operator, path)
     if kind == "sql":
-        query = str(entry.get("query") or "").replace("{object}", "_validation_df")
+        # Nested in a comparison, so a query written to run alone loses its closing semicolon.
+        query = str(entry.get("query") or "").strip().rstrip(";").strip().replace("{object}", "_validation_df")
         if column is not None:
             query = query.replace("{property}", quote(column))
         compared = " AND ".join(map(repr, bounds))

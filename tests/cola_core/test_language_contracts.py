@@ -56,7 +56,7 @@ CONTRACT = {
             {"metric": "rowCount", "mustBeGreaterThan": 3},
             {"metric": "rowCount", "mustBeGreaterOrEqualTo": 5},
             {"metric": "rowCount", "mustNotBe": 0},
-            {"type": "sql", "id": "no-huge-orders", "query": "SELECT MAX(amount) FROM {object}",
+            {"type": "sql", "id": "no-huge-orders", "query": "SELECT MAX(amount) FROM {object};\n",
              "mustBeLessThan": 10000},
             {"type": "custom", "engine": "cola", "id": "paid-has-email", "name": "paid orders have an email",
              "implementation": {"type": "not_null", "columns": ["email"], "where": "status = 'paid'"}},
