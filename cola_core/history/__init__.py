@@ -6,7 +6,7 @@ public ones so that ``from cola_core.history import history_trends`` keeps worki
 
 from __future__ import annotations
 
-from cola_core.history.append import append_history
+from cola_core.history.append import append_history, history_frame
 from cola_core.history.baselines import read_baselines
 from cola_core.history.retention import exclude_run, prune_history
 from cola_core.history.store import (
@@ -46,6 +46,7 @@ __all__ = [
     "dimension_summary",
     "exclude_run",
     "failed_records_spec",
+    "history_frame",
     "history_trends",
     "index_rows",
     "prune_history",

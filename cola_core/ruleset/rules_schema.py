@@ -26,6 +26,9 @@ __all__ = ["SCHEMA_DIALECT", "rules_schema"]
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 _NON_EMPTY_TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
+# An option left empty (YAML's ``name:`` with nothing after it) reads as null, which the parser
+# takes as not given; text, when given, must hold more than spaces.
+_OPTIONAL_TEXT = {"type": ["string", "null"], "minLength": 1, "pattern": r"\S"}
 _SCALAR = {"type": ["string", "number", "boolean", "null"]}
 # Each built-in kind of value as a schema; a custom kind is described in words only.
 _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
@@ -42,12 +45,12 @@ _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
 }
 # The options every rule takes, and those only some do (``parsing._options_for``).
 _OPTIONS: dict[str, dict[str, Any]] = {
-    "id": {**_NON_EMPTY_TEXT, "description": "A stable identity for the rule's history (default: derived from it)"},
-    "name": {**_NON_EMPTY_TEXT, "description": "A name for people, shown beside the result"},
-    "description": {**_NON_EMPTY_TEXT, "description": "What the rule is for, in words (kept with the rule)"},
-    "code": {**_NON_EMPTY_TEXT, "description": "The code written beside each row the rule rejects"},
+    "id": {**_OPTIONAL_TEXT, "description": "A stable identity for the rule's history (default: derived from it)"},
+    "name": {**_OPTIONAL_TEXT, "description": "A name for people, shown beside the result"},
+    "description": {**_OPTIONAL_TEXT, "description": "What the rule is for, in words (kept with the rule)"},
+    "code": {**_OPTIONAL_TEXT, "description": "The code written beside each row the rule rejects"},
     "severity": {"enum": list(RULE_SEVERITIES), "description": "fail (default) or warn: a warn rule never fails"},
-    "dimension": {**_NON_EMPTY_TEXT, "description": "A data-quality dimension, such as Completeness"},
+    "dimension": {**_OPTIONAL_TEXT, "description": "A data-quality dimension, such as Completeness"},
 }
 _WHERE = {**_NON_EMPTY_TEXT, "description": "A SQL condition: the rule judges only the rows it holds"}
 _TOLERANCE = {"type": ["string", "number"], "description": "The share of offending rows accepted, such as '< 1%'"}

@@ -94,12 +94,12 @@ def test_the_baselines_of_a_block_are_one_query(spark, tmp_path, job_counter):
              {"type": "max", "column": "id", "must_be": "anomaly < 3"}]
     df = spark.range(10)
     Cola().run(df, rules, history=store, dataset="d")
-    from cola_core.job.runner import _with_history
+    from cola_core.job.runner import with_history_baselines
     from cola_core.storage.specs import history_spec as spec_of
 
     checks = Cola().parse(rules)
     with job_counter.count() as counted:
-        judged = _with_history(df, checks, spec_of(store), RunInfo(dataset="d"))
+        judged = with_history_baselines(df, checks, spec_of(store), RunInfo(dataset="d"))
     # The store's schema (Spark reads the parquet footers), then the one query of the baselines.
     assert counted.jobs == 2
     assert [check.history_values for check in judged] == [(10.0,), (4.5,), (9.0,)]

@@ -72,6 +72,18 @@ def test_a_misspelt_parameter_a_wrong_type_and_an_unknown_type_are_refused(valid
     ]
 
 
+def test_an_option_left_empty_is_not_given_for_both_the_parser_and_the_schema(validator):
+    # YAML's ``code:`` with nothing after it reads as None: the parser takes it as not given.
+    emptied = [{"type": "avg", "column": "id", "must_be": "> 0", "code": None, "name": None, "dimension": None}]
+    assert [check.code for check in Cola().parse(emptied)] == ["avg(id)"]
+    assert errors_of(validator, emptied) == []
+    # A condition is not optional text: an empty one is refused by both.
+    with pytest.raises(ColaRuleError, match="'where' must be SQL text, got NoneType"):
+        Cola().parse([{**emptied[0], "where": None}])
+    assert errors_of(validator, [{**emptied[0], "where": None}]) == [([0, "where"], "None is not of type 'string'")]
+    assert errors_of(validator, [{**emptied[0], "code": " "}]) == [([0, "code"], "' ' does not match '\\\\S'")]
+
+
 def test_targets_carry_the_parameters_and_an_id_belongs_in_each(validator):
     targeted = {"type": "missing_percent", "must_be": "< 1%", "targets": [{"column": "a"}, {"column": "b", "id": "b"}]}
     assert errors_of(validator, [targeted]) == []
