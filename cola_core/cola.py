@@ -17,7 +17,7 @@ from cola_core.errors import ColaError
 from cola_core.guards.sqlguard import allowing_outside_access
 from cola_core.history.baselines import read_baselines
 from cola_core.history.store import RunInfo
-from cola_core.job.runner import run_checks, run_split
+from cola_core.job.blocks import run_checks, run_split
 from cola_core.job.spec import checked_samples
 from cola_core.job.stream import StreamSummary, split_stream
 from cola_core.language.profiles import Profile

@@ -39,7 +39,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.history.append import history_frame
 from cola_core.history.store import RunInfo, check_history_store
-from cola_core.job.runner import run_split, with_history_baselines
+from cola_core.job.blocks import run_split, with_history_baselines
 from cola_core.language.result import CheckResult, worst_severity
 from cola_core.storage.publish import Files, file_system
 from cola_core.storage.readwrite import write_output

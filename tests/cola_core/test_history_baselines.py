@@ -94,7 +94,7 @@ def test_the_baselines_of_a_block_are_one_query(spark, tmp_path, job_counter):
              {"type": "max", "column": "id", "must_be": "anomaly < 3"}]
     df = spark.range(10)
     Cola().run(df, rules, history=store, dataset="d")
-    from cola_core.job.runner import with_history_baselines
+    from cola_core.job.blocks import with_history_baselines
     from cola_core.storage.specs import history_spec as spec_of
 
     checks = Cola().parse(rules)
