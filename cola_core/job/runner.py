@@ -29,7 +29,7 @@ from cola_core.errors import ColaError, ColaOutputError
 from cola_core.guards.sqlguard import allowing_outside_access
 from cola_core.history.store import RunInfo, default_dataset
 from cola_core.history.summaries import history_trends
-from cola_core.job.blocks import run_checks, run_split, with_history_baselines
+from cola_core.job.blocks import run_checks, run_split
 from cola_core.job.spec import JobSpec
 from cola_core.language.files import read_rules_file
 from cola_core.language.result import CheckResult
