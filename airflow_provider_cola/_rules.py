@@ -213,9 +213,10 @@ def split_job_fields(
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
     annotate_valid: bool,
+    checkpoint: str | None = None,
 ) -> dict[str, Any]:
     """The ``JobSpec`` fields of a split, from the arguments ``ColaSplitOperator`` and the
-    decorator share, each output checked.
+    decorator share, each output checked (``checkpoint``: for a streaming source).
 
     Raises:
         ColaConfigError: an output config is malformed.
@@ -226,6 +227,7 @@ def split_job_fields(
         "annotate": annotate or None,
         "quarantine_key": tuple(quarantine_key or ()),
         "annotate_valid": annotate_valid,
+        "checkpoint": checkpoint or None,
     }
 
 

@@ -230,6 +230,8 @@ class Cola:
         data_date: dt.date | None = None,
         run_info: RunInfo | None = None,
         query_name: str | None = None,
+        annotate_valid: bool = False,
+        samples: int = 0,
     ) -> StreamingQuery | StreamSummary:
         """Split every micro-batch of a streaming DataFrame as :meth:`split_write` splits a
         DataFrame, publishing each batch's rows exactly once (``docs/streaming.md``).
@@ -252,6 +254,9 @@ class Cola:
             data_date: as for :meth:`run`; every batch of this call has it.
             run_info: as for :meth:`run`.
             query_name: the streaming query's name.
+            annotate_valid: as for :meth:`split_write`.
+            samples: as for :meth:`run`: each batch's results keep up to this many offending
+                rows of a failed row rule.
 
         Raises:
             ColaRuleError: a malformed rule, before the query starts.
@@ -264,7 +269,7 @@ class Cola:
             return split_stream(
                 stream_df, self._checks(rules), valid, invalid, checkpoint=checkpoint, trigger=trigger,
                 annotate=annotate, quarantine_key=quarantine_key, history=store, run_info=info,
-                query_name=query_name,
+                query_name=query_name, annotate_valid=annotate_valid, samples=checked_samples(samples),
             )
 
     def profile(self, df: DataFrame, columns: Sequence[str] | None = None, sample: float | None = None) -> Profile:

@@ -46,7 +46,7 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
     custom_operator_name = "@task.cola_check"
     template_fields: Sequence[str] = (
         "templates_dict", "op_args", "op_kwargs", "rules", "conf", "valid_output", "invalid_output", "annotate",
-        "history", "dataset", "html_report",
+        "checkpoint", "history", "dataset", "html_report",
     )
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "templates_dict": "json", "op_args": "py", "op_kwargs": "py", "rules": "json", "conf": "json",
@@ -67,13 +67,15 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         self._take_task_arguments(given)
         self.conf = given["conf"]
         _check_split_arguments(
-            given["valid_output"], given["invalid_output"], given["annotate"], given["quarantine_key"]
+            given["valid_output"], given["invalid_output"], given["annotate"], given["quarantine_key"],
+            given["checkpoint"],
         )
         self.valid_output = given["valid_output"]
         self.invalid_output = given["invalid_output"]
         self.annotate = given["annotate"]
         self.quarantine_key = given["quarantine_key"]
         self.annotate_valid = checked_switch(given["annotate_valid"], "annotate_valid")
+        self.checkpoint = given["checkpoint"]
         self.history = given["history"]
         self.dataset = given["dataset"]
         self.html_report = given["html_report"]
@@ -165,7 +167,8 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
         if self.valid_output is None or self.invalid_output is None:
             return {}
         return split_job_fields(
-            self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid
+            self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid,
+            self.checkpoint,
         )
 
     def _session(self) -> tuple[SparkSession, bool]:
@@ -215,13 +218,13 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
 
 
 def _check_split_arguments(
-    valid_output: Any, invalid_output: Any, annotate: Any, quarantine_key: Any
+    valid_output: Any, invalid_output: Any, annotate: Any, quarantine_key: Any, checkpoint: Any = None
 ) -> None:
     """Refuse (at DAG parse time) a split given by halves: one output, or options without both.
 
     Raises:
         ColaConfigError: one of ``valid_output``/``invalid_output`` without the other, or
-            ``annotate``/``quarantine_key`` without them, or a ``quarantine_key`` that is one
+            ``annotate``/``quarantine_key``/``checkpoint`` without them, or a ``quarantine_key`` that is one
             string instead of a list of column names.
     """
     given = [name for name, value in (("valid_output", valid_output), ("invalid_output", invalid_output))
@@ -232,7 +235,8 @@ def _check_split_arguments(
             f"a @cola_check split needs both valid_output and invalid_output: {given[0]} is given "
             f"but {missing} is not"
         )
-    options = [name for name, value in (("annotate", annotate), ("quarantine_key", quarantine_key)) if value]
+    options = [name for name, value in (("annotate", annotate), ("quarantine_key", quarantine_key),
+                                        ("checkpoint", checkpoint)) if value]
     if options and not given:
         raise ColaConfigError(
             f"{' and '.join(options)} only {'applies' if len(options) == 1 else 'apply'} to a split: "
@@ -307,6 +311,7 @@ def cola_check(
     annotate: str | None = None,
     quarantine_key: list[str] | None = None,
     annotate_valid: bool = False,
+    checkpoint: str | None = None,
     history: dict[str, Any] | str | None = None,
     dataset: str | None = None,
     html_report: str | None = None,
@@ -351,6 +356,10 @@ def cola_check(
             sharing a key with a rejected row is rejected too.
         annotate_valid: for a split with ``annotate``, write its column (NULL) to the valid
             rows too, which spares a copy of them.
+        checkpoint: for a split of a streaming DataFrame (``spark.readStream...``), and only
+            for one: the folder where the stream remembers which files it has split. Each run
+            splits the files that arrived since the last, each micro-batch published exactly
+            once, as ``ColaSplitOperator`` does with a streaming source. (templated)
         history: a history store, as for ``ColaCheckOperator``. (templated)
         dataset: with ``history``, what was checked; ``<dag_id>.<task_id>`` by default, since
             the function's DataFrame has no source to name it by. (templated)
@@ -362,7 +371,8 @@ def cola_check(
     Returns:
         A task decorator; calling the decorated function in a DAG creates the task, whose XCom
         ``return_value`` is ``{"severity", "passed", "counts", "results"}``, plus
-        ``valid_count`` and ``invalid_count`` for a split.
+        ``valid_count`` and ``invalid_count`` for a split, and ``stream`` (its batches) for a
+        split of a streaming DataFrame.
 
     Raises:
         ColaConfigError: (when the decorated function is called in a DAG) a split given by
@@ -395,6 +405,7 @@ def cola_check(
         annotate=annotate,
         quarantine_key=quarantine_key,
         annotate_valid=annotate_valid,
+        checkpoint=checkpoint,
         history=history,
         dataset=dataset,
         html_report=html_report,

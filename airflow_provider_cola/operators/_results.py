@@ -103,7 +103,9 @@ class ResultsFile:
         except (ValueError, TypeError, KeyError, RecursionError, ColaError) as error:
             raise self._error(f"the {self.what} is corrupt ({_short(error)})", log_tail) from error
 
-    def read(self, *, split: bool, checks: Sequence[Any], log_tail: Callable[[], str]) -> dict[str, Any]:
+    def read(
+        self, *, split: bool, checks: Sequence[Any], log_tail: Callable[[], str], stream: bool = False
+    ) -> dict[str, Any]:
         """The results summary, checked to be exactly what ``summarise`` would produce.
 
         The file is removed once read, whether it was good, corrupt or a refusal.
@@ -115,13 +117,15 @@ class ResultsFile:
                 ``checks[i]``'s ``rule_type`` and ``code``, and its ``name`` as
                 ``check_name`` when the rule has one.
             log_tail: gives the tail of the Spark log, for the error message.
+            stream: whether the split read a streaming source (its summary carries ``stream``,
+                its batches: ``cola_core.job.stream.StreamSummary.batch_lines``).
 
         Raises:
             ColaJobRefused: the file records that the job refused its inputs.
             ColaJobError: the file is missing, unreadable or corrupt.
         """
         def summary_or_refusal(data: Any) -> dict[str, Any] | str:
-            return _refusal(data) or _checked_summary(data, split, checks)
+            return _refusal(data) or _checked_summary(data, split, checks, stream)
 
         summary = self.load(log_tail, summary_or_refusal)
         if isinstance(summary, str):
@@ -184,10 +188,10 @@ def _refusal(data: Any) -> str | None:
     return cast(str, error["message"])  # checked to be a str just above
 
 
-def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str, Any]:
+def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool = False) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {_json_type(data)}")
-    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), "cost"}
+    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost"}
     # An engine of an earlier release writes no cost.
     _exact_keys(data, keys, "the summary", optional=("cost",))
     if not isinstance(data["results"], list):
@@ -202,10 +206,37 @@ def _checked_summary(data: Any, split: bool, checks: Sequence[Any]) -> dict[str,
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     cost = SparkCost.from_dict(data["cost"]) if "cost" in data else None
     expected = summarise(results, **counts, cost=cost)
+    if stream:
+        expected["stream"] = _checked_batches(data["stream"], counts)
     if data != expected:
         differing = sorted(key for key in {*data, *expected} if data.get(key) != expected.get(key))
         raise ValueError(f"its {', '.join(differing)} do not match its results")
     return expected
+
+
+def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
+    """A stream's ``{"batch_count", "batches"}``: each line whole, and when every batch is
+    listed, their rows adding up to the split's counts."""
+    if not isinstance(lines, dict):
+        raise ValueError(f"'stream' must be an object, got {_json_type(lines)}")
+    _exact_keys(lines, {"batch_count", "batches"}, "stream")
+    batch_count = _count(lines["batch_count"], "stream.batch_count")
+    if not isinstance(lines["batches"], list) or len(lines["batches"]) > batch_count:
+        raise ValueError(f"stream.batches must be a list of at most {batch_count} batches")
+    for index, line in enumerate(lines["batches"]):
+        where = f"stream.batches[{index}]"
+        if not isinstance(line, dict):
+            raise ValueError(f"{where} must be an object, got {_json_type(line)}")
+        _exact_keys(line, {"batch_id", "severity", *_SPLIT_KEYS}, where)
+        for key in ("batch_id", *_SPLIT_KEYS):
+            _count(line[key], f"{where}.{key}")
+        if line["severity"] not in SEVERITIES:
+            raise ValueError(f"{where}.severity must be one of {', '.join(SEVERITIES)}, got {line['severity']!r}")
+    if len(lines["batches"]) == batch_count:
+        for key in _SPLIT_KEYS:
+            if sum(line[key] for line in lines["batches"]) != counts[key]:
+                raise ValueError(f"the batches' {key} do not add up to the split's")
+    return cast(dict[str, Any], lines)
 
 
 def _checked_result(item: Any, index: int) -> CheckResult:

@@ -153,7 +153,9 @@ class SparkSubmitRun:
             # The local master reads this machine's files: a missing one fails before any JVM.
             checked_local_path(source, hook.master)
             submit_job(task, hook, [results])
-            summary = results.read(split=task.command == "split", checks=block.checks, log_tail=hook.log_tail)
+            summary = results.read(
+                split=task.command == "split", checks=block.checks, log_tail=hook.log_tail, stream=source.stream
+            )
         if page is not None and not page.is_file():
             # The driver removed the earlier page and warned why it wrote none (in its log above).
             task.log.warning("The HTML report was not written: %s is missing after the run", page)

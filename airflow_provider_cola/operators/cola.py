@@ -52,8 +52,10 @@ class ColaCheckOperator(ColaTask, ColaLineageMixin, BaseOperator, BranchMixIn):
     Args:
         rules: a list of rule dicts, or the path of a JSON/YAML rules file (relative paths
             are taken from the DAG file's folder). (templated)
-        source: ``{"path": ..., "format": "parquet", "options": {...}}``, ``{"table": ...}``
-            or ``{"query": "SELECT ..."}``. (templated)
+        source: ``{"path": ..., "format": "parquet", "options": {...}}`` (with ``"schema":
+            "id INT, ..."`` to give the columns instead of inferring them, and for
+            ``ColaSplitOperator`` ``"stream": True``), ``{"table": ...}`` or ``{"query":
+            "SELECT ..."}``. (templated)
         conn_id: the Spark connection, e.g. ``{"conn_type": "spark", "host": "local[2]"}``.
         on_failure: without ``branch``: ``fail`` (default) fails the task, after XCom and
             the report are written, without retrying; ``warn`` and ``skip`` let it succeed
@@ -273,6 +275,12 @@ class ColaSplitOperator(ColaCheckOperator):
     Takes every argument of :class:`ColaCheckOperator`, and branches or fails the same way.
     Its XCom adds ``valid_count`` and ``invalid_count``, counted during the writes.
 
+    A streaming source (``{"path": ..., "format": "json", "stream": True, "schema": "id INT,
+    ..."}``) with a ``checkpoint`` splits only the files that arrived since the last run,
+    each micro-batch published exactly once (``Cola().split_stream`` with ``availableNow``):
+    its XCom holds one result per rule (its worst over the batches), the counts summed, and
+    ``stream``: ``{"batch_count", "batches"}``, one line per batch.
+
     Args:
         valid_output: where the rows that broke no row-level rule go: an output config or a
             parquet path. (templated)
@@ -283,9 +291,14 @@ class ColaSplitOperator(ColaCheckOperator):
             with a rejected row is rejected too, so an order is never half loaded.
         annotate_valid: with ``annotate``, write its column (NULL) to the valid rows too,
             which spares the job a copy of them (``cola split --annotate-valid``).
+        checkpoint: for a streaming source, and only for one: the folder where the stream
+            remembers which files it has split, kept from one run to the next, on storage
+            the Spark driver reaches (``cola split --checkpoint``). (templated)
     """
 
-    template_fields: Sequence[str] = (*ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate")
+    template_fields: Sequence[str] = (
+        *ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate", "checkpoint",
+    )
     command: ClassVar[Command] = "split"
 
     def __init__(
@@ -296,9 +309,11 @@ class ColaSplitOperator(ColaCheckOperator):
         annotate: str | None = None,
         quarantine_key: list[str] | None = None,
         annotate_valid: bool = False,
+        checkpoint: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.checkpoint = checkpoint
         self.valid_output = valid_output
         self.invalid_output = invalid_output
         self.annotate = annotate
@@ -309,6 +324,7 @@ class ColaSplitOperator(ColaCheckOperator):
         return {
             **super()._job_outputs(),
             **split_job_fields(
-                self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid
+                self.valid_output, self.invalid_output, self.annotate, self.quarantine_key, self.annotate_valid,
+                self.checkpoint,
             ),
         }

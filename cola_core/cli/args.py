@@ -39,6 +39,14 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error("--format only applies with --input")
         if args.option and args.input is None:
             parser.error("--option only applies with --input")
+        if args.schema is not None and args.input is None:
+            parser.error("--schema only applies with --input")
+    if args.command == "split":
+        if args.stream and args.input is None:
+            parser.error("--stream only applies with --input (a folder that files arrive in)")
+        if args.stream != (args.checkpoint is not None):
+            parser.error("--stream and --checkpoint go together: a stream remembers in its checkpoint "
+                         "which files it has split")
     return args
 
 
@@ -76,6 +84,7 @@ def job_spec(args: argparse.Namespace) -> JobSpec:
         annotate=args.annotate if splitting else None,
         quarantine_key=tuple(args.quarantine_key) if splitting else (),
         annotate_valid=bool(args.annotate_valid) if splitting else False,
+        checkpoint=args.checkpoint if splitting else None,
         master=args.master,
         remote=args.remote,
         conf=tuple(args.conf),
@@ -137,6 +146,16 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument(
         "--quarantine-key", action="append", default=[], metavar="COLUMN",
         help="reject every row sharing this key with a rejected row (repeat for a composite key)",
+    )
+    streaming = split.add_argument_group("streaming --input")
+    streaming.add_argument(
+        "--stream", action="store_true",
+        help="split only the files that arrived in --input since the last run, each batch published once "
+        "(needs --schema and --checkpoint)",
+    )
+    streaming.add_argument(
+        "--checkpoint", metavar="PATH",
+        help="the folder where the stream remembers which files it has split; keep it between runs",
     )
     _add_profile_commands(commands)
     _add_history_command(commands.add_parser(
@@ -223,6 +242,10 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
     reading.add_argument(
         "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE",
         help="a reader option, e.g. header=true (repeatable)",
+    )
+    reading.add_argument(
+        "--schema", metavar="DDL",
+        help="the columns as Spark DDL, e.g. 'id INT, name STRING', instead of inferring them",
     )
 
 
@@ -365,7 +388,12 @@ def _key_value(text: str) -> tuple[str, str]:
 def source_config(args: argparse.Namespace) -> dict[str, Any]:
     """The source a command line names (``--input``, ``--table`` or ``--query``), as a config."""
     if args.input is not None:
-        return {"path": args.input, "format": args.format or "parquet", "options": dict(args.option)}
+        config: dict[str, Any] = {"path": args.input, "format": args.format or "parquet", "options": dict(args.option)}
+        if args.schema is not None:
+            config["schema"] = args.schema
+        if getattr(args, "stream", False):  # only split has --stream
+            config["stream"] = True
+        return config
     if args.table is not None:
         return {"table": args.table}
     return {"query": args.query}

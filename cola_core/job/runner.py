@@ -31,6 +31,7 @@ from cola_core.history.store import RunInfo, default_dataset
 from cola_core.history.summaries import history_trends
 from cola_core.job.blocks import run_checks, run_split
 from cola_core.job.spec import JobSpec
+from cola_core.job.stream import StreamSummary, split_stream
 from cola_core.language.files import read_rules_file
 from cola_core.language.result import CheckResult
 from cola_core.plan.cost import SparkCost, measuring_cost
@@ -141,13 +142,26 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
                 raise ValueError("run_job needs a job with a source, or a DataFrame")
             df = read_source(spark, spec.source)
         failed_rows_outputs = [check.failed_rows_output for check in checks if check.failed_rows_output is not None]
+        if spec.checkpoint is not None and not df.isStreaming:
+            raise ColaError("checkpoint only applies to a streaming source (stream: true, or spark.readStream)")
+        # A stream appends each batch to its outputs: they exist from its second run on.
+        appended = (spec.valid_output, spec.invalid_output) if df.isStreaming else ()
         for output in (*spec.outputs, *failed_rows_outputs):
-            ensure_writable(spark, output)
+            if output not in appended:
+                ensure_writable(spark, output)
         validated_at = dt.datetime.now(dt.timezone.utc)
         run_info = _run_info(spec, validated_at)
         counts: dict[str, int] = {}
         rejections = None
-        if spec.command == "split":
+        streamed: dict[str, Any] = {}
+        if df.isStreaming:
+            summary = _run_stream(df, spec, checks, run_info)
+            if summary.run_id is not None:
+                meter.include_group(summary.run_id)
+            results = summary.combined_results(checks)
+            counts = {"valid_count": summary.valid_count, "invalid_count": summary.invalid_count}
+            streamed = {"stream": summary.batch_lines()}
+        elif spec.command == "split":
             assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
             split = run_split(
                 df, checks, spec.valid_output, spec.invalid_output,
@@ -163,10 +177,27 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     assert meter.cost is not None  # set when the block ends
     return JobOutcome(
-        results, summarise(results, **counts, cost=meter.cost), counts.get("valid_count"),
+        results, {**summarise(results, **counts, cost=meter.cost), **streamed}, counts.get("valid_count"),
         counts.get("invalid_count"), rejections=rejections, validated_at=validated_at,
         data_date=_moment(spec.data_date), cost=meter.cost,
     )
+
+
+def _run_stream(df: DataFrame, spec: JobSpec, checks: list[BaseCheck], run_info: RunInfo | None) -> StreamSummary:
+    """Split the files that arrived since the checkpoint's last batch (``availableNow``)."""
+    if spec.command != "split" or spec.checkpoint is None:
+        raise ColaError(
+            "a streaming DataFrame is split, not checked: give the split's two outputs and a checkpoint "
+            "(the folder where the stream remembers which files it has split)"
+        )
+    assert spec.valid_output is not None and spec.invalid_output is not None  # JobSpec checks it
+    summary = split_stream(
+        df, checks, spec.valid_output, spec.invalid_output, checkpoint=spec.checkpoint, trigger="availableNow",
+        annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, history=spec.history,
+        run_info=run_info, annotate_valid=spec.annotate_valid, samples=spec.samples,
+    )
+    assert isinstance(summary, StreamSummary)  # a finite trigger waits and sums up
+    return summary
 
 
 def _run_info(spec: JobSpec, validated_at: dt.datetime) -> RunInfo | None:

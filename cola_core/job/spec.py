@@ -29,7 +29,7 @@ COMMANDS: tuple[Command, ...] = ("check", "split")
 # The fields that hold a moment, kept as the ISO text of its UTC instant.
 _MOMENTS = ("data_date", "data_interval_start", "data_interval_end", "logical_date")
 # The options only a split has: they name its outputs or shape them.
-_SPLIT_ONLY = ("valid_output", "invalid_output", "annotate")
+_SPLIT_ONLY = ("valid_output", "invalid_output", "annotate", "checkpoint")
 
 
 def checked_samples(samples: Any) -> int:
@@ -75,6 +75,10 @@ class JobSpec:
         quarantine_key: for ``split``, columns naming an entity whose rows are rejected together.
         annotate_valid: for ``split`` with ``annotate``, write its column (NULL) to the valid
             output as well, which spares a copy of the valid rows.
+        checkpoint: for ``split`` of a streaming source (``SourceSpec.stream``, or a streaming
+            DataFrame handed to ``run_job``), the folder where the query remembers which files
+            it has split: each run splits only the files that arrived since (``split_stream``
+            with ``availableNow``).
         master: the Spark master of a session the job starts.
         remote: instead of ``master``, a Spark Connect server (``sc://host:15002``): the job
             runs as its client, with no spark-submit.
@@ -115,6 +119,7 @@ class JobSpec:
     annotate: str | None = None
     quarantine_key: tuple[str, ...] = ()
     annotate_valid: bool = False
+    checkpoint: str | None = None
     master: str | None = None
     remote: str | None = None
     conf: tuple[tuple[str, str], ...] = field(default=())
@@ -176,6 +181,7 @@ class JobSpec:
         for column in self.quarantine_key:
             argv += ["--quarantine-key", column]
         argv += ["--annotate-valid"] if self.annotate_valid else []
+        argv += _flag("--checkpoint", self.checkpoint)
         for package in self.check_packages:
             argv += ["--checks", package]
         argv += _flag("--master", self.master) + _flag("--remote", self.remote)
@@ -226,6 +232,16 @@ def _check_split(spec: JobSpec) -> None:
         raise ColaError("annotate_valid only applies to a split job with annotate")
     if splitting and (spec.valid_output is None or spec.invalid_output is None):
         raise ColaError("a split job needs both valid_output and invalid_output")
+    if spec.checkpoint is not None and (not isinstance(spec.checkpoint, str) or not spec.checkpoint.strip()):
+        raise ColaError(f"checkpoint must be the path of a folder, got {spec.checkpoint!r}")
+    streaming = spec.source is not None and spec.source.stream
+    if streaming and not splitting:
+        raise ColaError("a streaming source is split, not checked: run a split job with a checkpoint")
+    if streaming and spec.checkpoint is None:
+        raise ColaError("a streaming source needs a checkpoint: the folder where the stream remembers "
+                        "which files it has split")
+    if spec.source is not None and not streaming and spec.checkpoint is not None:
+        raise ColaError("checkpoint only applies to a streaming source (stream: true)")
 
 
 def _check_labels(spec: JobSpec) -> None:
@@ -253,7 +269,8 @@ def source_argv(source: SourceSpec) -> list[str]:
         argv = ["--input", source.path, "--format", source.format]
         for key, value in source.options.items():
             argv += ["--option", f"{key}={value}"]
-        return argv
+        argv += _flag("--schema", source.schema)
+        return [*argv, "--stream"] if source.stream else argv
     if source.table is not None:
         return ["--table", source.table]
     return ["--query", cast(str, source.query)]

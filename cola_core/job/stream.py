@@ -33,14 +33,15 @@ import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cola_core.checks.base import BaseCheck
 from cola_core.errors import ColaError, ColaOutputError
+from cola_core.guards.sqlguard import allowing_outside_access, outside_access_allowed
 from cola_core.history.append import history_frame
 from cola_core.history.store import RunInfo, check_history_store
 from cola_core.job.blocks import run_split, with_history_baselines
-from cola_core.language.result import CheckResult, worst_severity
+from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
 from cola_core.storage.publish import Files, file_system
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec, parse_output
@@ -49,11 +50,16 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.streaming.query import StreamingQuery
 
-__all__ = ["BatchRecord", "StreamSummary", "split_batch", "split_stream"]
+__all__ = ["BATCH_LINES", "NOTHING_NEW", "BatchRecord", "StreamSummary", "split_batch", "split_stream"]
 
 LEDGER = "_cola"
+# The batch lines a summary lists (the latest ones): an XCom stays small however many batches
+# a run had; the history holds every batch's results.
+BATCH_LINES = 100
 # Triggers that process what is there and stop: split_stream waits for them and sums up.
 FINITE_TRIGGERS = ("availableNow", "once")
+# Each rule's message when a finite run found no new file, so ran no batch.
+NOTHING_NEW = "no batch ran: no new rows since the last run, so nothing was judged"
 
 
 @dataclass(frozen=True)
@@ -88,9 +94,15 @@ class BatchRecord:
 
 @dataclass(frozen=True)
 class StreamSummary:
-    """What a finite streaming split (``availableNow`` or ``once``) published, batch by batch."""
+    """What a finite streaming split (``availableNow`` or ``once``) published, batch by batch.
+
+    Attributes:
+        batches: the batches run, in order.
+        run_id: the streaming query's run id, the job group of its batches' Spark jobs.
+    """
 
     batches: list[BatchRecord] = field(default_factory=list)
+    run_id: str | None = None
 
     @property
     def valid_count(self) -> int:
@@ -105,18 +117,47 @@ class StreamSummary:
         return worst_severity([result for batch in self.batches for result in batch.results])
 
     def to_dict(self) -> dict[str, Any]:
-        """Counts, the worst severity and one line per batch: what an XCom holds."""
+        """Counts, the worst severity and the batches (:meth:`batch_lines`)."""
         return {
             "severity": self.severity,
             "passed": self.severity != "fail",
             "valid_count": self.valid_count,
             "invalid_count": self.invalid_count,
+            **self.batch_lines(),
+        }
+
+    def batch_lines(self) -> dict[str, Any]:
+        """``{"batch_count", "batches"}``: how many batches ran, and one line per batch (its id,
+        worst severity and counts) for the last :data:`BATCH_LINES` of them."""
+        return {
+            "batch_count": len(self.batches),
             "batches": [
                 {"batch_id": batch.batch_id, "severity": batch.severity, "valid_count": batch.valid_count,
                  "invalid_count": batch.invalid_count}
-                for batch in self.batches
+                for batch in self.batches[-BATCH_LINES:]
             ],
         }
+
+    def combined_results(self, checks: Sequence[BaseCheck]) -> list[CheckResult]:
+        """One result per rule for the whole run, so that a task branches, logs and alerts on
+        a stream as on a batch split: each rule's worst result over the batches (the latest
+        batch among equals), its message saying which batch it is. With no batch (no new
+        file), each rule passes, saying that nothing was judged.
+        """
+        if not self.batches:
+            return [check.finish(CheckResult(check.rule_type, True, NOTHING_NEW, rows_checked=0)) for check in checks]
+        count = len(self.batches)
+        combined = []
+        for index in range(len(checks)):
+            batch = max(self.batches, key=lambda batch: (_rank(batch.results[index]), batch.batch_id))
+            result = batch.results[index]
+            where = f"in batch {batch.batch_id}" + (f" (the worst of {count} batches)" if count > 1 else "")
+            combined.append(dataclasses.replace(result, message=f"{where}: {result.message}"))
+        return combined
+
+
+def _rank(result: CheckResult) -> int:
+    return SEVERITIES.index(cast(Severity, result.severity))  # set on every result (its __post_init__)
 
 
 @dataclass(frozen=True)
@@ -179,6 +220,8 @@ def split_batch(
     quarantine_key: Sequence[str] | None,
     history: OutputSpec | None,
     run_info: RunInfo | None,
+    annotate_valid: bool = False,
+    samples: int = 0,
 ) -> BatchRecord:
     """Split one micro-batch and publish it exactly once (see the module's docstring)."""
     spark = batch.sparkSession
@@ -200,7 +243,7 @@ def split_batch(
     staged = {side: dataclasses.replace(spec, path=fs.child(staging, side), mode="errorifexists")
               for side, spec in (("valid", valid), ("invalid", invalid))}
     outcome = run_split(batch, checks, staged["valid"], staged["invalid"], annotate=annotate,
-                        quarantine_key=quarantine_key)
+                        quarantine_key=quarantine_key, annotate_valid=annotate_valid, samples=samples)
     targets = {"valid": valid.path, "invalid": invalid.path}
     if history is not None and info is not None:
         assert history.path is not None
@@ -247,6 +290,8 @@ def split_stream(
     history: OutputSpec | None = None,
     run_info: RunInfo | None = None,
     query_name: str | None = None,
+    annotate_valid: bool = False,
+    samples: int = 0,
 ) -> StreamingQuery | StreamSummary:
     """Run the streaming query whose every micro-batch is split by :func:`split_batch`.
 
@@ -270,12 +315,18 @@ def split_stream(
     ledger_root = fs.child(checkpoint, LEDGER)
     records: list[BatchRecord] = []
     failures: list[ColaError] = []
+    # Spark calls each_batch in a thread of its own (or, over Connect, in a worker of the
+    # server): the caller's SQL scope is carried in, not inherited.
+    outside_access = outside_access_allowed()
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
         try:
-            records.append(split_batch(batch, batch_id, checks, valid_spec, invalid_spec, ledger_root,
-                                       annotate=annotate, quarantine_key=quarantine_key, history=history,
-                                       run_info=run_info))
+            with allowing_outside_access(outside_access):
+                records.append(split_batch(
+                    batch, batch_id, checks, valid_spec, invalid_spec, ledger_root, annotate=annotate,
+                    quarantine_key=quarantine_key, history=history, run_info=run_info,
+                    annotate_valid=annotate_valid, samples=samples,
+                ))
         except ColaError as error:
             failures.append(error)  # raised again as it is once the query has stopped
             raise
@@ -301,7 +352,7 @@ def split_stream(
         ledger = _Ledger(fs, ledger_root)
         ran = sorted({int(progress.batchId) for progress in query.recentProgress if progress.numInputRows})
         records.extend(record for record in (ledger.done(batch_id) for batch_id in ran) if record is not None)
-    return StreamSummary(sorted(records, key=lambda record: record.batch_id))
+    return StreamSummary(sorted(records, key=lambda record: record.batch_id), str(query.runId))
 
 
 def _with_trigger(writer: Any, trigger: str | Mapping[str, Any] | None) -> Any:

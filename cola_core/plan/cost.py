@@ -106,7 +106,14 @@ def _size(count: int) -> str:
 class CostMeter:
     """Holds the cost once the ``measuring_cost`` block has ended."""
 
-    cost: SparkCost | None = None
+    def __init__(self) -> None:
+        self.cost: SparkCost | None = None
+        self._groups: list[str] = []
+
+    def include_group(self, group: str) -> None:
+        """Count the jobs of this job group too: a streaming query runs its batches' jobs in
+        a group of its own (its run id), whatever group the block set."""
+        self._groups.append(group)
 
 
 @contextlib.contextmanager
@@ -135,7 +142,10 @@ def measuring_cost(spark: SparkSession) -> Iterator[CostMeter]:
         seconds = round(time.perf_counter() - started, 3)
         # The status tracker learns of a job from the listener bus, which may be behind.
         _drained(context)
-        jobs = sorted(set(context.statusTracker().getJobIdsForGroup(group)) - before)
+        tracker = context.statusTracker()
+        jobs = sorted((set(tracker.getJobIdsForGroup(group)) - before).union(
+            *(tracker.getJobIdsForGroup(other) for other in meter._groups)
+        ))
         if not theirs:
             for key in _GROUP_PROPERTIES:
                 context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes it, whatever the stub says

@@ -26,7 +26,8 @@ from cola_core.storage.specs import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql.streaming.readwriter import DataStreamReader
 
 __all__ = [
     "ensure_writable", "local_file_name", "local_path", "missing_input", "missing_local_path", "read_source",
@@ -57,7 +58,7 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
             raise ColaSourceError(f"cannot read the query: {problem}")
     try:
         if spec.path is not None:
-            df = spark.read.format(spec.format).options(**spec.options).load(spec.path)
+            df: DataFrame | None = _path_reader(spark, spec).load(spec.path)
         elif spec.table is not None:
             df = spark.read.table(spec.table)
         elif spec.query is not None:
@@ -68,6 +69,8 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
             # A missing table or a bad query fails here over Spark Connect too, as in classic mode.
             analyse_now(df)
             return df
+    except ColaSourceError:
+        raise
     except Exception as error:  # pyspark raises several unrelated classes; sort them by condition
         condition = condition_of(error)
         if condition == "PATH_NOT_FOUND":
@@ -82,6 +85,21 @@ def read_source(spark: SparkSession, source: Mapping[str, Any] | SourceSpec) -> 
         raise
     # parse_source gives one of the three, but a SourceSpec built by hand may have none.
     raise ColaSourceError("a source needs exactly one of 'path', 'table' or 'query', but has none of them")
+
+
+def _path_reader(spark: SparkSession, spec: SourceSpec) -> DataFrameReader | DataStreamReader:
+    """The batch or streaming reader of a path source, with its format, options and schema."""
+    reader = (spark.readStream if spec.stream else spark.read).format(spec.format).options(**spec.options)
+    if spec.schema is None:
+        return reader
+    try:
+        return reader.schema(spec.schema)
+    except Exception as error:  # Spark's DDL parser; over Connect the schema is read when analysed
+        if condition_of(error) is None:
+            raise
+        raise ColaSourceError(
+            f"cannot read the {spec.describe()}: its schema is not Spark DDL text: {first_line(error)}"
+        ) from error
 
 
 def write_output(df: DataFrame, config: Mapping[str, Any] | str | OutputSpec) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cola_core.common.formatting import cut_text
 from cola_core.errors import ColaOutputError, ColaRuleError, ColaSourceError
 from cola_core.guards.sqlguard import check_query, check_table_name
 
@@ -27,7 +28,9 @@ __all__ = [
 
 FORMATS = ("parquet", "csv", "json", "orc", "delta")
 WRITE_MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
-_SOURCE_KEYS = ("path", "table", "query", "format", "options")
+_SOURCE_KEYS = ("path", "table", "query", "format", "options", "schema", "stream")
+# Spark's bound on the text of one schema: a DDL string is a few columns' names and types.
+SCHEMA_CHARS = 100_000
 _OUTPUT_KEYS = ("path", "table", "format", "mode", "partition_by", "options")
 # Characters with which Spark expands a path into several files.
 GLOB_CHARACTERS = frozenset("*?[{")
@@ -43,6 +46,11 @@ class SourceSpec:
         query: one read-only ``SELECT``/``WITH`` query.
         format: the reader for ``path`` (one of :data:`FORMATS`).
         options: reader options, e.g. ``{"header": "true"}`` for CSV.
+        schema: for ``path``, the columns as Spark's DDL text (``"id INT, name STRING"``):
+            the reader takes them instead of inferring them.
+        stream: for ``path``, read the folder as a Structured Streaming file source: each run
+            sees only the files that arrived since the last (``split_stream``; a stream needs
+            its ``schema``).
     """
 
     path: str | None = None
@@ -50,6 +58,8 @@ class SourceSpec:
     query: str | None = None
     format: str = "parquet"
     options: Mapping[str, str] = field(default_factory=dict)
+    schema: str | None = None
+    stream: bool = False
 
     def to_config(self) -> dict[str, Any]:
         """The dict :func:`parse_source` reads back as this spec (defaults left out)."""
@@ -58,12 +68,17 @@ class SourceSpec:
         config: dict[str, Any] = {"path": self.path, "format": self.format}
         if self.options:
             config["options"] = dict(self.options)
+        if self.schema is not None:
+            config["schema"] = self.schema
+        if self.stream:
+            config["stream"] = True
         return config
 
     def describe(self) -> str:
-        """A short label for messages: ``parquet at /data/orders``, ``table db.orders``, ``query``."""
+        """A short label for messages: ``parquet at /data/orders``, ``json stream at /landing``,
+        ``table db.orders``, ``query``."""
         if self.path is not None:
-            return f"{self.format} at {self.path}"
+            return f"{self.format}{' stream' if self.stream else ''} at {self.path}"
         return f"table {self.table}" if self.table is not None else "query"
 
 
@@ -129,7 +144,7 @@ def parse_source(source: Mapping[str, Any] | SourceSpec) -> SourceSpec:
     if not isinstance(value, str) or not value.strip():
         raise ColaSourceError(f"source '{kind}' must be a non-empty string, got {value!r}")
     if kind != "path":
-        extra = [key for key in ("format", "options") if key in source]
+        extra = [key for key in ("format", "options", "schema", "stream") if key in source]
         if extra:
             raise ColaSourceError(f"source '{extra[0]}' only applies to a 'path' source, not to a '{kind}'")
     if kind == "query":
@@ -139,10 +154,25 @@ def parse_source(source: Mapping[str, Any] | SourceSpec) -> SourceSpec:
             check_table_name(value, "table")
         except ColaRuleError as error:
             raise ColaSourceError(f"source {error.reason}") from error
+    stream, schema = source.get("stream", False), source.get("schema")
+    if not isinstance(stream, bool):
+        raise ColaSourceError(f"source 'stream' must be true or false, got {stream!r}")
+    if schema is not None and (not isinstance(schema, str) or not schema.strip() or len(schema) > SCHEMA_CHARS):
+        raise ColaSourceError(
+            "source 'schema' must be the columns as Spark DDL text such as 'id INT, name STRING' "
+            f"(at most {SCHEMA_CHARS:,} characters), got {cut_text(repr(schema), 80)}"
+        )
+    if stream and schema is None:
+        raise ColaSourceError(
+            "a streaming source needs its 'schema' (Spark DDL text such as 'id INT, name STRING'): "
+            "a stream cannot infer its columns from files that have not arrived yet"
+        )
     return SourceSpec(
         **{kind: value},
         format=_parse_format(source.get("format", "parquet"), ColaSourceError, "source"),
         options=_parse_options(source.get("options", {}), ColaSourceError, "source"),
+        schema=schema,
+        stream=stream,
     )
 
 
