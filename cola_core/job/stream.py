@@ -58,6 +58,10 @@ LEDGER = "_cola"
 BATCH_LINES = 100
 # Triggers that process what is there and stop: split_stream waits for them and sums up.
 FINITE_TRIGGERS = ("availableNow", "once")
+# The metadata key Spark sets on the event-time column of a stream with a watermark.
+WATERMARK_KEY = "spark.watermarkDelayMs"
+# Rule types that compare a row with the other rows of what they judge (a batch, in a stream).
+ROWS_ACROSS_BATCH = ("unique", "duplicate_count", "duplicate_percent", "distinct_count")
 # Each rule's message when a finite run found no new file, so ran no batch.
 NOTHING_NEW = "no batch ran: no new rows since the last run, so nothing was judged"
 
@@ -305,6 +309,7 @@ def split_stream(
     """
     if not stream.isStreaming:
         raise ColaError("split_stream needs a streaming DataFrame (spark.readStream...); use split_write for a batch")
+    _refuse_keys_across_batches(stream, checks, quarantine_key)
     valid_spec, invalid_spec = _path_output(valid, "valid"), _path_output(invalid, "invalid")
     if history is not None:
         if history.path is None:
@@ -353,6 +358,27 @@ def split_stream(
         ran = sorted({int(progress.batchId) for progress in query.recentProgress if progress.numInputRows})
         records.extend(record for record in (ledger.done(batch_id) for batch_id in ran) if record is not None)
     return StreamSummary(sorted(records, key=lambda record: record.batch_id), str(query.runId))
+
+
+def _refuse_keys_across_batches(stream: DataFrame, checks: Sequence[BaseCheck], key: Sequence[str] | None) -> None:
+    """Refuse rules that compare rows with each other on a stream with a watermark.
+
+    Each batch is split alone: ``unique`` and the duplicate and distinct counts compare the
+    rows of one batch, and a quarantine key rejects the rows of one batch. A watermark says
+    that rows are to be matched across batches, within its delay, which needs key state
+    Cola does not keep: refused, rather than judged per batch as if it had been honoured.
+    """
+    watermarked = [field.name for field in stream.schema.fields if WATERMARK_KEY in (field.metadata or {})]
+    if not watermarked:
+        return
+    keyed = [check.code for check in checks if check.rule_type in ROWS_ACROSS_BATCH] + (["quarantine_key"] * bool(key))
+    if keyed:
+        raise ColaError(
+            f"the stream has a watermark on {', '.join(watermarked)}, which asks for keys to be matched across "
+            f"batches, but Cola splits each batch alone and keeps no key state: {', '.join(map(str, keyed))} would "
+            "only compare the rows of one batch. Drop duplicates upstream (dropDuplicatesWithinWatermark), or "
+            "check the whole table with a batch run"
+        )
 
 
 def _with_trigger(writer: Any, trigger: str | Mapping[str, Any] | None) -> Any:

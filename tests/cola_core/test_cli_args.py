@@ -44,10 +44,43 @@ def test_the_commands_are_check_split_profile_suggest_and_history(capsys):
         (["--remote", "http://h:1"],
          "cola check: error: argument --remote: a Spark Connect URL looks like sc://host:15002, got 'http://h:1'"),
         (["--map-index", "two"], "cola check: error: argument --map-index: invalid int value: 'two'"),
+        (["--schema", "id INT"], "cola: error: --schema only applies with --input"),
+        (["--stream"], "cola: error: unrecognized arguments: --stream"),
     ],
 )
 def test_usage_errors_are_argparse_s(extra, message, capsys):
     assert usage_error([*CHECK, *extra], capsys) == message
+
+
+SPLIT = ["split", "--rules", "r.json", "--valid-output", "/v", "--invalid-output", "/i"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--table", "db.orders", "--stream", "--checkpoint", "/cp"],
+         "cola: error: --stream only applies with --input (a folder that files arrive in)"),
+        (["--input", "/in", "--schema", "id INT", "--stream"],
+         "cola: error: --stream and --checkpoint go together: a stream remembers in its checkpoint which files it "
+         "has split"),
+        (["--input", "/in", "--checkpoint", "/cp"],
+         "cola: error: --stream and --checkpoint go together: a stream remembers in its checkpoint which files it "
+         "has split"),
+    ],
+)
+def test_a_stream_needs_an_input_folder_and_a_checkpoint(extra, message, capsys):
+    assert usage_error([*SPLIT, *extra], capsys) == message
+
+
+def test_a_streaming_split_command_line_is_read_as_its_job():
+    spec = job_from_argv([*SPLIT, "--input", "/in", "--format", "json", "--schema", "id INT", "--stream",
+                          "--checkpoint", "/cp"])
+    assert (spec.source, spec.checkpoint) == (
+        parse_source({"path": "/in", "format": "json", "schema": "id INT", "stream": True}), "/cp",
+    )
+    with pytest.raises(ColaError) as raised:
+        job_from_argv([*SPLIT, "--input", "/in", "--format", "json", "--stream", "--checkpoint", "/cp"])
+    assert str(raised.value).startswith("a streaming source needs its 'schema'")
 
 
 def test_a_history_command_may_not_name_a_remote_that_is_not_a_connect_url(capsys):

@@ -45,6 +45,10 @@ SPLIT = dataclasses.replace(
 )
 
 
+STREAM = parse_source({"path": "/landing", "format": "json", "stream": True, "schema": "id INT, name STRING"})
+SPLIT_OUTPUTS = {"command": "split", "valid_output": parse_output("/v"), "invalid_output": parse_output("/i")}
+
+
 def from_argv(spec: JobSpec) -> JobSpec:
     return job_from_argv(spec.to_argv())
 
@@ -72,6 +76,13 @@ def from_argv(spec: JobSpec) -> JobSpec:
         ({"command": "split", "valid_output": parse_output("/v")}, "a split job needs both valid_output and invalid_output"),
         ({"html": " "}, "html must be the path of a file, got ' '"),
         ({"html": 3}, "html must be the path of a file, got 3"),
+        ({"checkpoint": "/cp"}, "checkpoint only applies to a split job"),
+        ({"source": STREAM}, "a streaming source is split, not checked: run a split job with a checkpoint"),
+        ({**SPLIT_OUTPUTS, "source": STREAM},
+         "a streaming source needs a checkpoint: the folder where the stream remembers which files it has split"),
+        ({**SPLIT_OUTPUTS, "source": SOURCE, "checkpoint": "/cp"},
+         "checkpoint only applies to a streaming source (stream: true)"),
+        ({**SPLIT_OUTPUTS, "source": STREAM, "checkpoint": " "}, "checkpoint must be the path of a folder, got ' '"),
     ],
 )
 def test_a_malformed_job_is_refused_with_the_reason(fields, message):
@@ -130,6 +141,15 @@ def test_a_split_job_with_every_field_reads_back_from_its_command_line():
     assert from_argv(SPLIT) == SPLIT
 
 
+def test_a_streaming_split_reads_back_from_its_command_line():
+    spec = JobSpec(rules="r.json", source=STREAM, checkpoint="/cp/orders", **SPLIT_OUTPUTS)
+    argv = spec.to_argv()
+    assert argv[3:12] == ["--input", "/landing", "--format", "json", "--schema", "id INT, name STRING", "--stream",
+                          "--samples", "0"]
+    assert argv[argv.index("--checkpoint") + 1] == "/cp/orders"
+    assert from_argv(spec) == spec
+
+
 def test_an_output_and_the_spark_settings_are_plain_data_on_the_command_line():
     argv = SPLIT.to_argv()
     assert json.loads(argv[argv.index("--invalid-output") + 1]) == {
@@ -154,9 +174,10 @@ _OUTPUTS = st.builds(
     _WORDS, st.sampled_from(["append", "overwrite", "errorifexists", "ignore"]), st.lists(_WORDS, max_size=2),
 )
 _SOURCES = st.one_of(
-    st.builds(lambda path, fmt, options: parse_source({"path": f"/{path}", "format": fmt, "options": options}),
+    st.builds(lambda path, fmt, options, schema: parse_source(
+                  {"path": f"/{path}", "format": fmt, "options": options, **({"schema": schema} if schema else {})}),
               _WORDS, st.sampled_from(["parquet", "csv", "json", "orc", "delta"]),
-              st.dictionaries(_WORDS, _WORDS, max_size=2)),
+              st.dictionaries(_WORDS, _WORDS, max_size=2), st.sampled_from([None, "id INT", "a STRING, b DOUBLE"])),
     st.builds(lambda table: parse_source({"table": table}), st.sampled_from(["orders", "db.orders"])),
 )
 
@@ -168,12 +189,15 @@ _MOMENTS = st.sampled_from(["2024-01-02", "2024-01-02T06:00:00+02:00", "2024-02-
 def job_specs(draw) -> JobSpec:
     splitting = draw(st.booleans())
     optional = lambda strategy: draw(st.none() | strategy)  # noqa: E731
+    source = draw(_SOURCES)
+    streaming = splitting and source.path is not None and source.schema is not None and draw(st.booleans())
+    source = dataclasses.replace(source, stream=streaming)
     history = optional(_OUTPUTS.map(lambda output: output.to_config()["path"]))
     remote = optional(st.sampled_from(["sc://localhost:15002", "sc://h:1/;token=x"]))
     return JobSpec(
         command="split" if splitting else "check",
         rules=f"/{draw(_WORDS)}.json",
-        source=draw(_SOURCES),
+        source=source,
         results=optional(_WORDS.map(lambda w: f"/{w}.json")),
         report=optional(_OUTPUTS),
         pipeline=optional(_WORDS),
@@ -186,6 +210,7 @@ def job_specs(draw) -> JobSpec:
         annotate=(annotate := optional(_WORDS) if splitting else None),
         quarantine_key=tuple(draw(st.lists(_WORDS, max_size=2))) if splitting else (),
         annotate_valid=draw(st.booleans()) if annotate else False,
+        checkpoint=f"/{draw(_WORDS)}" if streaming else None,
         master=None if remote is not None else optional(st.sampled_from(["local[2]", "yarn", "spark://h:7077"])),
         remote=remote,
         conf=tuple(draw(st.lists(st.tuples(_WORDS, _WORDS), max_size=2))),

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from cola_core import Cola
-from cola_core.errors import ColaOutputError
+from cola_core import CheckResult, Cola, JobSpec, run_job
+from cola_core.errors import ColaError, ColaOutputError
+from cola_core.history.store import read_history
+from cola_core.job.stream import NOTHING_NEW, BatchRecord, StreamSummary
+from cola_core.storage.specs import history_spec, parse_output, parse_source
 
 pytestmark = pytest.mark.spark
 
@@ -70,7 +73,7 @@ def test_three_files_are_split_batch_by_batch_with_the_codes_of_a_batch_split(sp
         checkpoint=str(tmp_path / "checkpoint"), annotate="cola_codes",
     )
     assert summary.to_dict() == {
-        "severity": "fail", "passed": False, "valid_count": 4, "invalid_count": 5,
+        "severity": "fail", "passed": False, "valid_count": 4, "invalid_count": 5, "batch_count": 3,
         "batches": [
             {"batch_id": 0, "severity": "fail", "valid_count": 1, "invalid_count": 2},
             {"batch_id": 1, "severity": "fail", "valid_count": 1, "invalid_count": 2},
@@ -114,6 +117,122 @@ def test_a_table_destination_and_a_batch_frame_are_refused_before_the_query_star
     with pytest.raises(Exception, match="split_stream needs a streaming DataFrame"):
         Cola().split_stream(spark.range(1), RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
                             checkpoint=str(tmp_path / "c"))
+
+
+def test_a_run_sums_up_as_each_rules_worst_batch_and_lists_at_most_100_batch_lines():
+    checks = Cola().parse([{"type": "not_null", "columns": ["id"]}, {"type": "row_count", "min": 1}])
+    batches = [
+        BatchRecord(batch_id, 1, 0, [CheckResult("not_null", severity != "fail", f"null {batch_id}", severity=severity),
+                                     CheckResult("row_count", True, f"rows {batch_id}")])
+        for batch_id, severity in ((0, "fail"), (1, "warn"), (2, "fail"), (3, "pass"))
+    ]
+    combined = StreamSummary(batches).combined_results(checks)
+    # The worst batch of each rule, the latest among equals.
+    assert [(result.severity, result.message) for result in combined] == [
+        ("fail", "in batch 2 (the worst of 4 batches): null 2"),
+        ("pass", "in batch 3 (the worst of 4 batches): rows 3"),
+    ]
+    assert StreamSummary(batches[:1]).combined_results(checks)[0].message == "in batch 0: null 0"
+    # No batch: each rule passes, saying that nothing was judged, with its identity.
+    nothing = StreamSummary([]).combined_results(checks)
+    assert [(r.rule_type, r.severity, r.message, r.code, r.rule_id, r.rows_checked) for r in nothing] == [
+        ("not_null", "pass", NOTHING_NEW, "not_null(id)", checks[0].rule_id, 0),
+        ("row_count", "pass", NOTHING_NEW, "row_count", checks[1].rule_id, 0),
+    ]
+    many = StreamSummary([BatchRecord(n, 1, 1, []) for n in range(250)]).batch_lines()
+    assert (many["batch_count"], len(many["batches"]), many["batches"][0]["batch_id"]) == (250, 100, 150)
+
+
+def test_a_watermark_with_a_rule_that_compares_rows_is_refused_before_the_query_starts(spark, tmp_path):
+    source = tmp_path / "in"
+    _write_files(source)
+    watermarked = (spark.readStream.schema(SCHEMA + ", at timestamp").json(str(source))
+                   .withWatermark("at", "10 minutes"))
+    with pytest.raises(ColaError) as raised:
+        Cola().split_stream(watermarked, RULES, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                            checkpoint=str(tmp_path / "c"), quarantine_key=["order_id"])
+    assert str(raised.value) == (
+        "the stream has a watermark on at, which asks for keys to be matched across batches, but Cola splits each "
+        "batch alone and keeps no key state: unique(order_id), quarantine_key would only compare the rows of one "
+        "batch. Drop duplicates upstream (dropDuplicatesWithinWatermark), or check the whole table with a batch run"
+    )
+    assert not (tmp_path / "c").exists()
+
+
+def test_trusted_rules_that_read_a_path_run_in_every_batch(spark, tmp_path):
+    source = tmp_path / "in"
+    _write_files(source)
+    spark.range(3).write.parquet(str(tmp_path / "ref"))
+    # A path relation reads files: refused unless the rules are trusted (allow_external_access).
+    rules = [{"type": "sql", "query": f"SELECT (SELECT COUNT(*) FROM parquet.`{tmp_path / 'ref'}`) = 3"}]
+    with pytest.raises(ColaError, match="SQL that reaches outside the data is refused by default"):
+        Cola().parse(rules)
+    summary = Cola(allow_external_access=True).split_stream(
+        _stream(spark, source), rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+        checkpoint=str(tmp_path / "c"),
+    )
+    assert (summary.valid_count, summary.invalid_count, summary.severity) == (9, 0, "pass")
+    assert [batch.results[0].severity for batch in summary.batches] == ["pass", "pass", "pass"]
+
+
+def test_a_streaming_job_splits_only_the_files_that_arrived_since_its_last_run(spark, tmp_path):
+    source = tmp_path / "in"
+    _write_files(source)
+    job = JobSpec(
+        command="split", rules=tuple(RULES), checkpoint=str(tmp_path / "checkpoint"),
+        source=parse_source({"path": str(source), "format": "json", "schema": SCHEMA, "stream": True,
+                             "options": {"maxFilesPerTrigger": 1}}),
+        valid_output=parse_output(str(tmp_path / "valid")), invalid_output=parse_output(str(tmp_path / "invalid")),
+        annotate="cola_codes", history=history_spec(str(tmp_path / "history")), dataset="orders",
+        data_date="2026-12-01",
+    )
+    first = run_job(job, spark)
+    summary = {key: value for key, value in first.summary.items() if key not in ("results", "cost")}
+    assert summary == {
+        "severity": "fail", "passed": False, "counts": {"pass": 1, "warn": 0, "fail": 3},
+        "valid_count": 4, "invalid_count": 5,
+        "stream": {"batch_count": 3, "batches": [
+            {"batch_id": 0, "severity": "fail", "valid_count": 1, "invalid_count": 2},
+            {"batch_id": 1, "severity": "fail", "valid_count": 1, "invalid_count": 2},
+            {"batch_id": 2, "severity": "fail", "valid_count": 2, "invalid_count": 1},
+        ]},
+    }
+    assert [(r["code"], r["failed_count"], r["message"].split(":")[0]) for r in first.summary["results"]] == [
+        ("not_null(order_id)", 1, "in batch 0 (the worst of 3 batches)"),
+        ("range(amount,0,)", 1, "in batch 2 (the worst of 3 batches)"),
+        ("unique(order_id)", 1, "in batch 1 (the worst of 3 batches)"),
+        ("row_count", 0, "in batch 2 (the worst of 3 batches)"),
+    ]
+    # The query's own jobs are the run's cost (they run in its job group, not the caller's).
+    assert first.cost is not None and first.cost.jobs is not None and first.cost.jobs >= 3
+    # Nothing new: no batch, every rule passes saying so, and nothing more is published.
+    again = run_job(job, spark)
+    assert (again.summary["severity"], again.summary["stream"], again.valid_count, again.invalid_count) == (
+        "pass", {"batch_count": 0, "batches": []}, 0, 0,
+    )
+    assert {result.message for result in again.results} == {NOTHING_NEW}
+    # A new file: only it is split, as batch 3.
+    (source / "orders-3.json").write_text('{"order_id": 9, "amount": 4.0, "country": "BR"}\n')
+    third = run_job(job, spark)
+    assert (third.summary["stream"], third.valid_count, third.invalid_count) == (
+        {"batch_count": 1, "batches": [{"batch_id": 3, "severity": "pass", "valid_count": 1, "invalid_count": 0}]},
+        1, 0,
+    )
+    assert len(_rows(spark, tmp_path / "valid")) + len(_rows(spark, tmp_path / "invalid")) == 10
+    history = read_history(spark, history_spec(str(tmp_path / "history")))
+    runs = sorted({(row.run_id.rsplit("-", 1)[-1], str(row.data_date)[:10]) for row in history.collect()})
+    assert runs == [("0", "2026-12-01"), ("1", "2026-12-01"), ("2", "2026-12-01"), ("3", "2026-12-01")]
+
+
+def test_a_checkpoint_needs_a_streaming_frame_and_a_streaming_frame_a_split(spark, tmp_path):
+    outputs = {"valid_output": parse_output(str(tmp_path / "v")), "invalid_output": parse_output(str(tmp_path / "i"))}
+    with pytest.raises(ColaError, match="^checkpoint only applies to a streaming source"):
+        run_job(JobSpec(command="split", rules=tuple(RULES), checkpoint=str(tmp_path / "c"), **outputs), spark,
+                df=spark.range(1).withColumnRenamed("id", "order_id"))
+    source = tmp_path / "in"
+    _write_files(source)
+    with pytest.raises(ColaError, match="^a streaming DataFrame is split, not checked: give the split's two outputs"):
+        run_job(JobSpec(rules=tuple(RULES)), spark, df=_stream(spark, source))
 
 
 # The driver: a streaming split of the source, one file per batch, with a history. With

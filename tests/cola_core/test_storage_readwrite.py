@@ -34,6 +34,27 @@ def test_read_source_reads_the_csv_fixture(spark):
 
 
 @pytest.mark.spark
+def test_a_schema_is_taken_instead_of_inferred_and_a_stream_is_read_as_one(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_text('{"id": "7", "extra": 1}\n')
+    batch = read_source(spark, {"path": str(tmp_path / "in"), "format": "json", "schema": "id STRING"})
+    assert (batch.isStreaming, batch.schema.simpleString(), batch.collect()) == (False, "struct<id:string>", [("7",)])
+    stream = read_source(spark, {"path": str(tmp_path / "in"), "format": "json", "stream": True, "schema": "id INT"})
+    assert (stream.isStreaming, stream.schema.simpleString()) == (True, "struct<id:int>")
+
+
+@pytest.mark.spark
+def test_a_schema_that_is_not_ddl_is_a_source_error_naming_it(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    with pytest.raises(ColaSourceError) as raised:
+        read_source(spark, {"path": str(tmp_path / "in"), "format": "json", "stream": True, "schema": "id INTT"})
+    assert str(raised.value).startswith(
+        f"cannot read the json stream at {tmp_path / 'in'}: its schema is not Spark DDL text: [UNSUPPORTED_DATATYPE] "
+        'Unsupported data type "INTT".'
+    )
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("prefix", ["", "file:", "file://"])
 def test_a_missing_local_path_is_named(spark, tmp_path, prefix):
     path = f"{prefix}{tmp_path}/missing"

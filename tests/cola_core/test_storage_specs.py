@@ -17,6 +17,16 @@ def test_a_path_source_defaults_to_parquet_and_options_become_strings():
     assert parse_source({"path": "/data/orders"}) == SourceSpec(path="/data/orders", format="parquet", options={})
 
 
+def test_a_path_source_may_give_its_schema_and_be_a_stream():
+    spec = parse_source({"path": "/landing", "format": "json", "stream": True, "schema": "id INT, name STRING"})
+    assert spec == SourceSpec(path="/landing", format="json", schema="id INT, name STRING", stream=True)
+    assert spec.describe() == "json stream at /landing"
+    assert spec.to_config() == {"path": "/landing", "format": "json", "schema": "id INT, name STRING", "stream": True}
+    assert parse_source(spec.to_config()) == spec
+    batch = parse_source({"path": "/orders.csv", "format": "csv", "schema": "id INT"})
+    assert (batch.stream, batch.to_config()) == (False, {"path": "/orders.csv", "format": "csv", "schema": "id INT"})
+
+
 def test_table_and_query_sources():
     assert parse_source({"table": "db.orders"}).describe() == "table db.orders"
     query = parse_source({"query": "WITH t AS (SELECT 1 AS id) SELECT * FROM t"})
@@ -31,7 +41,7 @@ def test_table_and_query_sources():
                          '{"table": "db.orders"} or {"query": "SELECT ..."}, got str'),
         ({}, "a source needs exactly one of 'path', 'table' or 'query', but has none of them"),
         ({"path": "/a", "table": "b"}, "a source needs exactly one of 'path', 'table' or 'query', but gives 'path' and 'table'"),
-        ({"path": "/a", "sep": ","}, "unknown source key 'sep'; valid keys are path, table, query, format, options"),
+        ({"path": "/a", "sep": ","}, "unknown source key 'sep'; valid keys are path, table, query, format, options, schema, stream"),
         ({"path": " "}, "source 'path' must be a non-empty string, got ' '"),
         ({"table": "db.orders", "format": "csv"}, "source 'format' only applies to a 'path' source, not to a 'table'"),
         ({"path": "/a", "format": "avro"}, "unknown source format 'avro'; use one of parquet, csv, json, orc, delta"),
@@ -43,6 +53,18 @@ def test_table_and_query_sources():
          "Spark would run it as soon as it is parsed"),
         ({"query": "SELECT 1; DELETE FROM orders"},
          "source 'query' holds more than one statement; give a single SELECT or WITH query"),
+        ({"table": "db.orders", "stream": True}, "source 'stream' only applies to a 'path' source, not to a 'table'"),
+        ({"query": "SELECT 1", "schema": "id INT"}, "source 'schema' only applies to a 'path' source, not to a 'query'"),
+        ({"path": "/a", "stream": "yes", "schema": "id INT"}, "source 'stream' must be true or false, got 'yes'"),
+        ({"path": "/a", "schema": ["id INT"]},
+         "source 'schema' must be the columns as Spark DDL text such as 'id INT, name STRING' "
+         "(at most 100,000 characters), got ['id INT']"),
+        ({"path": "/a", "schema": "x" * 100_001},
+         "source 'schema' must be the columns as Spark DDL text such as 'id INT, name STRING' "
+         f"(at most 100,000 characters), got '{'x' * 79}… [cut: 99,923 characters]"),
+        ({"path": "/a", "format": "json", "stream": True},
+         "a streaming source needs its 'schema' (Spark DDL text such as 'id INT, name STRING'): "
+         "a stream cannot infer its columns from files that have not arrived yet"),
     ],
 )
 def test_malformed_sources_are_refused_with_a_clear_message(source, message):
