@@ -226,12 +226,12 @@ def test_a_streaming_job_splits_only_the_files_that_arrived_since_its_last_run(s
 
 def test_a_checkpoint_needs_a_streaming_frame_and_a_streaming_frame_a_split(spark, tmp_path):
     outputs = {"valid_output": parse_output(str(tmp_path / "v")), "invalid_output": parse_output(str(tmp_path / "i"))}
-    with pytest.raises(ColaError, match="^checkpoint only applies to a streaming source"):
+    with pytest.raises(ColaError, match=r"^checkpoint only applies to a streaming source"):
         run_job(JobSpec(command="split", rules=tuple(RULES), checkpoint=str(tmp_path / "c"), **outputs), spark,
                 df=spark.range(1).withColumnRenamed("id", "order_id"))
     source = tmp_path / "in"
     _write_files(source)
-    with pytest.raises(ColaError, match="^a streaming DataFrame is split, not checked: give the split's two outputs"):
+    with pytest.raises(ColaError, match=r"^a streaming DataFrame is split, not checked: give the split.s two outputs"):
         run_job(JobSpec(rules=tuple(RULES)), spark, df=_stream(spark, source))
 
 
