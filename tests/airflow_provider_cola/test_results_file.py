@@ -213,6 +213,47 @@ def test_split_counts_must_be_whole_and_not_negative(tmp_path, counts, problem):
     assert str(error.value).startswith(f"the results file is corrupt ({problem}): ")
 
 
+STREAM_LINES = {"batch_count": 2, "batches": [
+    {"batch_id": 4, "severity": "pass", "valid_count": 2, "invalid_count": 0},
+    {"batch_id": 5, "severity": "pass", "valid_count": 1, "invalid_count": 0},
+]}
+
+
+def test_a_streaming_split_carries_its_batches(tmp_path):
+    streamed = {**summary(ROW_COUNT, valid_count=3, invalid_count=0), "stream": STREAM_LINES}
+    results = written(tmp_path, json.dumps(streamed))
+    assert results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail, stream=True) == streamed
+    # A batch split's file has no stream part, and a streaming split's file must have one.
+    results = written(tmp_path, json.dumps(streamed))
+    with pytest.raises(ColaJobError, match=r"^the results file is corrupt \(the summary has unknown stream\)"):
+        results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail)
+    results = written(tmp_path, json.dumps(summary(ROW_COUNT, valid_count=3, invalid_count=0)))
+    with pytest.raises(ColaJobError, match=r"^the results file is corrupt \(the summary has missing stream\)"):
+        results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail, stream=True)
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        ([], "'stream' must be an object, got a list"),
+        ({"batch_count": 2}, "stream has missing batches"),
+        ({**STREAM_LINES, "batch_count": 1}, "stream.batches must be a list of at most 1 batches"),
+        ({**STREAM_LINES, "batch_count": -2}, "stream.batch_count must be a whole number >= 0, got -2"),
+        ({"batch_count": 2, "batches": [{**STREAM_LINES["batches"][0], "rows": 1}, STREAM_LINES["batches"][1]]},
+         "stream.batches[0] has unknown rows"),
+        ({"batch_count": 2, "batches": [{**STREAM_LINES["batches"][0], "severity": "bad"}, STREAM_LINES["batches"][1]]},
+         "stream.batches[0].severity must be one of pass, warn, fail, got 'bad'"),
+        ({"batch_count": 2, "batches": [{**STREAM_LINES["batches"][0], "valid_count": 5}, STREAM_LINES["batches"][1]]},
+         "the batches' valid_count do not add up to the split's"),
+    ],
+)
+def test_a_streaming_splits_batches_must_be_whole_and_add_up(tmp_path, lines, problem):
+    results = written(tmp_path, json.dumps({**summary(ROW_COUNT, valid_count=3, invalid_count=0), "stream": lines}))
+    with pytest.raises(ColaJobError) as error:
+        results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail, stream=True)
+    assert str(error.value).startswith(f"the results file is corrupt ({problem}): ")
+
+
 def test_missing_results_file(tmp_path):
     results = written(tmp_path, None)
     with pytest.raises(ColaJobError) as error:
