@@ -284,9 +284,11 @@ def test_a_malformed_split_output_fails_before_the_function_runs(run_dag, tmp_pa
          "annotate and quarantine_key only apply to a split: give valid_output and invalid_output as well"),
         ({"valid_output": "/lake/valid", "invalid_output": "/lake/quarantine", "quarantine_key": "order_id"},
          "quarantine_key must be a list of column names, got 'order_id' (for one column: ['order_id'])"),
+        ({"checkpoint": "/lake/checkpoint"},
+         "checkpoint only applies to a split: give valid_output and invalid_output as well"),
     ],
     ids=["valid-only", "invalid-only", "valid-and-annotate", "annotate-only", "key-only", "options-only",
-         "key-as-a-string"],
+         "key-as-a-string", "checkpoint-only"],
 )
 def test_a_split_given_by_halves_is_refused_at_parse_time(airflow_home, arguments, message):
     from airflow.sdk import DAG

@@ -32,7 +32,7 @@ def test_template_fields():
         "properties_file",
     )
     assert ColaSplitOperator.template_fields == (
-        *ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate",
+        *ColaCheckOperator.template_fields, "valid_output", "invalid_output", "annotate", "checkpoint",
     )
 
 
@@ -469,14 +469,14 @@ def test_the_decorators_arguments_are_declared_once_on_cola_check():
     assert keywords == [
         "rules", "conn_id", "on_failure", "branch", "on_quality", "on_quality_severity", "conf", "samples",
         "allow_external_access", "valid_output", "invalid_output", "annotate", "quarantine_key", "annotate_valid",
-        "history", "dataset", "html_report",
+        "checkpoint", "history", "dataset", "html_report",
     ]
     built = _ColaCheckDecoratedOperator(task_id="by_hand", python_callable=numbers, rules=RULES, samples=3)
     assert {name: getattr(built, name) for name in keywords} == {
         "rules": RULES, "conn_id": None, "on_failure": "fail", "branch": None, "on_quality": (),
         "on_quality_severity": "fail", "conf": None, "samples": 3, "allow_external_access": False,
         "valid_output": None, "invalid_output": None, "annotate": None, "quarantine_key": None,
-        "annotate_valid": False, "history": None, "dataset": None, "html_report": None,
+        "annotate_valid": False, "checkpoint": None, "history": None, "dataset": None, "html_report": None,
     }
     with pytest.raises(TypeError) as missing:
         _ColaCheckDecoratedOperator(task_id="no_rules", python_callable=numbers)
