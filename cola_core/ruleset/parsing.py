@@ -225,7 +225,8 @@ def _build(
         _check_options(cls, rule)
         cls.validate(params, rule_type)
         options = RuleOptions(
-            severity=rule.get("severity", "fail"),
+            # Left empty (YAML's "severity:" alone), it is not given: the default.
+            severity=rule.get("severity") or "fail",
             dimension=rule.get("dimension"),
             where=rule.get("where"),
             tolerance=rule.get("tolerance"),

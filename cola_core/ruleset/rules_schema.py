@@ -49,7 +49,7 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "name": {**_OPTIONAL_TEXT, "description": "A name for people, shown beside the result"},
     "description": {**_OPTIONAL_TEXT, "description": "What the rule is for, in words (kept with the rule)"},
     "code": {**_OPTIONAL_TEXT, "description": "The code written beside each row the rule rejects"},
-    "severity": {"enum": list(RULE_SEVERITIES), "description": "fail (default) or warn: a warn rule never fails"},
+    "severity": {"enum": [*RULE_SEVERITIES, None], "description": "fail (default) or warn: a warn rule never fails"},
     "dimension": {**_OPTIONAL_TEXT, "description": "A data-quality dimension, such as Completeness"},
 }
 _WHERE = {**_NON_EMPTY_TEXT, "description": "A SQL condition: the rule judges only the rows it holds"}

@@ -64,7 +64,7 @@ def test_a_misspelt_parameter_a_wrong_type_and_an_unknown_type_are_refused(valid
     (unknown,) = errors_of(validator, [{"type": "not_nul", "columns": ["id"]}])
     assert unknown[0] == [0, "type"] and unknown[1].startswith("'not_nul' is not one of ['avg', ")
     assert errors_of(validator, [{"type": "range", "column": "a", "min": 0, "severity": "error"}]) == [
-        ([0, "severity"], "'error' is not one of ['fail', 'warn']"),
+        ([0, "severity"], "'error' is not one of ['fail', 'warn', None]"),
     ]
     assert errors_of(validator, {"rule": []}) == [
         ([], "'rules' is a required property"),
@@ -74,8 +74,9 @@ def test_a_misspelt_parameter_a_wrong_type_and_an_unknown_type_are_refused(valid
 
 def test_an_option_left_empty_is_not_given_for_both_the_parser_and_the_schema(validator):
     # YAML's ``code:`` with nothing after it reads as None: the parser takes it as not given.
-    emptied = [{"type": "avg", "column": "id", "must_be": "> 0", "code": None, "name": None, "dimension": None}]
-    assert [check.code for check in Cola().parse(emptied)] == ["avg(id)"]
+    emptied = [{"type": "avg", "column": "id", "must_be": "> 0", "code": None, "name": None, "dimension": None,
+                "severity": None}]
+    assert [(check.code, check.severity_level) for check in Cola().parse(emptied)] == [("avg(id)", "fail")]
     assert errors_of(validator, emptied) == []
     # A condition is not optional text: an empty one is refused by both.
     with pytest.raises(ColaRuleError, match="'where' must be SQL text, got NoneType"):
