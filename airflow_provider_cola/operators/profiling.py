@@ -211,6 +211,12 @@ class ColaProfileOperator(ColaTask, BaseOperator):
             ColaConfigError: an argument the job would refuse.
         """
         source = checked_source(self.source)
+        if source.stream:
+            # cola suggest reads a batch: it would refuse --stream as a usage error, in the job.
+            raise ColaConfigError(
+                "invalid Cola source: a streaming source is split, not profiled: profile the folder as a batch "
+                "source (leave 'stream' out)"
+            )
         columns = checked_columns(self.columns)
         try:  # the engine's own checks, as cola suggest makes them
             sample = checked_sample(self.sample)

@@ -66,7 +66,11 @@ def test_the_spark_submit_arguments_are_the_check_operators():
 def _cases(tmp: str) -> list[tuple[dict, str]]:
     return [
         ({"source": {"path": "/x", "fromat": "json"}},
-         "invalid Cola source: unknown source key 'fromat'; valid keys are path, table, query, format, options"),
+         "invalid Cola source: unknown source key 'fromat'; valid keys are path, table, query, format, options, "
+         "schema, stream"),
+        ({"source": {"path": "/x", "format": "json", "stream": True, "schema": "id INT"}},
+         "invalid Cola source: a streaming source is split, not profiled: profile the folder as a batch source "
+         "(leave 'stream' out)"),
         ({"columns": "order_id,email"},
          "columns must be a list of column names (None for all of them), got 'order_id,email'"),
         ({"columns": []}, "columns must be a list of column names (None for all of them), got []"),
@@ -98,7 +102,7 @@ def _cases(tmp: str) -> list[tuple[dict, str]]:
     ]
 
 
-@pytest.mark.parametrize("case", range(17))
+@pytest.mark.parametrize("case", range(18))
 def test_every_argument_is_checked_in_the_worker_before_any_jvm(case, tmp_path):
     arguments, message = _cases(str(tmp_path))[case]
     operator = ColaProfileOperator(
