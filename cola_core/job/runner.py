@@ -16,6 +16,7 @@ builds a run's HTML report with :func:`report_page`, and the command line writes
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -194,10 +195,19 @@ def _run_stream(df: DataFrame, spec: JobSpec, checks: list[BaseCheck], run_info:
     summary = split_stream(
         df, checks, spec.valid_output, spec.invalid_output, checkpoint=spec.checkpoint, trigger="availableNow",
         annotate=spec.annotate, quarantine_key=spec.quarantine_key or None, history=spec.history,
-        run_info=run_info, annotate_valid=spec.annotate_valid, samples=spec.samples,
+        run_info=run_info, annotate_valid=spec.annotate_valid, samples=spec.samples, run_key=_run_key(spec),
     )
     assert isinstance(summary, StreamSummary)  # a finite trigger waits and sums up
     return summary
+
+
+def _run_key(spec: JobSpec) -> str | None:
+    """What makes a streaming run the same run again: the task (from Airflow) and the date of
+    its data, so that a rerun or a retry reports the batches its first attempt split; None
+    without a data date (each run is then a run of its own)."""
+    if spec.data_date is None:
+        return None
+    return json.dumps([spec.dag_id, spec.task_id, spec.map_index, spec.data_date])
 
 
 def _run_info(spec: JobSpec, validated_at: dt.datetime) -> RunInfo | None:

@@ -17,7 +17,8 @@ query's checkpoint folder (``<checkpoint>/_cola``):
    to ``pending/<batch id>.json``, and each file is moved into its destination (the valid
    side, the invalid side, the history store); a failure moves back what was moved;
 4. ``done/<batch id>.json`` records the batch (counts and results), then the pending list
-   and the staging folders are removed.
+   and the staging folders are removed. A run with a key (``split_stream``'s ``run_key``) also
+   lists the batch in ``runs/<hash of the key>.json``, so that a rerun reports it again.
 
 A batch is therefore published completely once, or, after a crash, its partial files are
 removed before it runs again; between a crash and the restart a reader may see the files of
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,25 +77,28 @@ class BatchRecord:
         valid_count: rows published to the valid output.
         invalid_count: rows published to the invalid output.
         results: the block's results on the batch, one per rule.
+        run_key: the run that published it (``split_stream``'s ``run_key``), if it had one.
     """
 
     batch_id: int
     valid_count: int
     invalid_count: int
     results: list[CheckResult]
+    run_key: str | None = None
 
     @property
     def severity(self) -> str:
         return worst_severity(self.results)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"batch_id": self.batch_id, "valid_count": self.valid_count, "invalid_count": self.invalid_count,
+        data = {"batch_id": self.batch_id, "valid_count": self.valid_count, "invalid_count": self.invalid_count,
                 "results": [result.to_dict() for result in self.results]}
+        return {**data, "run_key": self.run_key} if self.run_key is not None else data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BatchRecord:
         return cls(int(data["batch_id"]), int(data["valid_count"]), int(data["invalid_count"]),
-                   [CheckResult.from_dict(item) for item in data["results"]])
+                   [CheckResult.from_dict(item) for item in data["results"]], data.get("run_key"))
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,22 @@ class _Ledger:
         self.fs.make_folders(self.fs.parent(location))
         self.fs.write_text(location, json.dumps(data))
 
+    def run_file(self, run_key: str) -> str:
+        name = hashlib.sha256(run_key.encode()).hexdigest()[:32]
+        return self.fs.child(self.fs.child(self.root, "runs"), f"{name}.json")
+
+    def batches_of(self, run_key: str) -> list[int]:
+        """The ids of the batches the run with this key published, in order."""
+        location = self.run_file(run_key)
+        return [int(i) for i in json.loads(self.fs.read_text(location))] if self.fs.exists(location) else []
+
+    def add_to_run(self, run_key: str, batch_id: int) -> None:
+        published = self.batches_of(run_key)
+        if batch_id not in published:
+            location = self.run_file(run_key)
+            self.fs.make_folders(self.fs.parent(location))
+            self.fs.write_text(location, json.dumps(sorted([*published, batch_id])))
+
     def undo_pending(self, batch_id: int) -> None:
         """Delete what an interrupted attempt at the batch may have moved in."""
         location = self.record("pending", batch_id)
@@ -226,6 +247,7 @@ def split_batch(
     run_info: RunInfo | None,
     annotate_valid: bool = False,
     samples: int = 0,
+    run_key: str | None = None,
 ) -> BatchRecord:
     """Split one micro-batch and publish it exactly once (see the module's docstring)."""
     spark = batch.sparkSession
@@ -233,7 +255,11 @@ def split_batch(
     ledger = _Ledger(fs, ledger_root)
     earlier = ledger.done(batch_id)
     if earlier is not None:
-        return earlier  # published before the query could record it: never twice
+        # Published before the query could record it: never twice. Recorded as this run's
+        # own, when an attempt of this run published it and stopped before saying so.
+        if run_key is not None and earlier.run_key == run_key:
+            ledger.add_to_run(run_key, batch_id)
+        return earlier
     ledger.undo_pending(batch_id)
     staging = ledger.staging(batch_id)
     if fs.exists(staging):
@@ -274,8 +300,10 @@ def split_batch(
         raise ColaOutputError(
             f"batch {batch_id}: cannot publish: {error}; nothing of the batch was published"
         ) from error
-    record = BatchRecord(batch_id, outcome.valid_count, outcome.invalid_count, outcome.results)
+    record = BatchRecord(batch_id, outcome.valid_count, outcome.invalid_count, outcome.results, run_key)
     ledger.write("done", batch_id, record.to_dict())
+    if run_key is not None:
+        ledger.add_to_run(run_key, batch_id)
     fs.delete(ledger.record("pending", batch_id))
     fs.delete(staging)
     return record
@@ -296,8 +324,15 @@ def split_stream(
     query_name: str | None = None,
     annotate_valid: bool = False,
     samples: int = 0,
+    run_key: str | None = None,
 ) -> StreamingQuery | StreamSummary:
     """Run the streaming query whose every micro-batch is split by :func:`split_batch`.
+
+    Args:
+        run_key: what makes a run the same run again (from Airflow: the task and its data's
+            date). The batches published under it are recorded in the ledger, and the summary
+            of a finite run holds them all: a rerun, which finds their files split already,
+            gives the answer its first attempt gave (and splits what arrived since).
 
     Returns:
         For ``availableNow`` and ``once``: the :class:`StreamSummary` of the batches run,
@@ -330,7 +365,7 @@ def split_stream(
                 records.append(split_batch(
                     batch, batch_id, checks, valid_spec, invalid_spec, ledger_root, annotate=annotate,
                     quarantine_key=quarantine_key, history=history, run_info=run_info,
-                    annotate_valid=annotate_valid, samples=samples,
+                    annotate_valid=annotate_valid, samples=samples, run_key=run_key,
                 ))
         except ColaError as error:
             failures.append(error)  # raised again as it is once the query has stopped
@@ -351,12 +386,17 @@ def split_stream(
         if failures:
             raise failures[-1] from None
         raise ColaOutputError(f"the streaming split stopped: {str(error).splitlines()[0]}") from error
+    ledger = _Ledger(fs, ledger_root)
     if not records:
         # Over Spark Connect each batch runs in a Python worker of the server, whose list this
         # is not: the batches are read back from the ledger, by the ids the query reported.
-        ledger = _Ledger(fs, ledger_root)
         ran = sorted({int(progress.batchId) for progress in query.recentProgress if progress.numInputRows})
         records.extend(record for record in (ledger.done(batch_id) for batch_id in ran) if record is not None)
+    if run_key is not None:
+        # An earlier attempt of this run published these: its answer is the run's answer too.
+        seen = {record.batch_id for record in records}
+        earlier = (ledger.done(batch_id) for batch_id in ledger.batches_of(run_key) if batch_id not in seen)
+        records.extend(record for record in earlier if record is not None)
     return StreamSummary(sorted(records, key=lambda record: record.batch_id), str(query.runId))
 
 

@@ -1,6 +1,7 @@
 """Streaming splits from Airflow (``dags/cola_test_stream.py``): two DAG runs with a file landing
-between them. Each run splits only the new files, one batch each, through spark-submit and
-in the task's process alike; its XCom sums the batches up and the task branches on it."""
+between them, then the first run again. Each run splits only the new files, one batch each,
+through spark-submit and in the task's process alike; its XCom sums the batches up and the
+task branches on it; a rerun gives the answer its first attempt gave."""
 
 from __future__ import annotations
 
@@ -68,6 +69,12 @@ def test_each_run_splits_only_the_files_that_landed_since_the_last_and_branches_
         assert (summary["severity"], summary["valid_count"], summary["invalid_count"], summary["stream"]) == (
             "pass", 1, 0, _batches((2, "pass", 1, 0)),
         )
+
+    # The first DAG run cleared and run again: its files were split already, and it gives the
+    # answer its first attempt gave, so it branches the same way.
+    rerun = run_dag("cola_test_stream", "2024-01-02", conf)
+    assert rerun.states == first.states
+    assert rerun.xcom == first.xcom
 
     from pyspark.sql import SparkSession
 

@@ -4,6 +4,7 @@ and a real failed write, each followed by a restart on the same checkpoint."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -205,15 +206,22 @@ def test_a_streaming_job_splits_only_the_files_that_arrived_since_its_last_run(s
     ]
     # The query's own jobs are the run's cost (they run in its job group, not the caller's).
     assert first.cost is not None and first.cost.jobs is not None and first.cost.jobs >= 3
-    # Nothing new: no batch, every rule passes saying so, and nothing more is published.
-    again = run_job(job, spark)
+    # The same run again (a retry, a cleared task: the same data date): its files were split
+    # already, so nothing is published again, and it gives the answer its first attempt gave.
+    rerun = run_job(job, spark)
+    assert {k: v for k, v in rerun.summary.items() if k != "cost"} == {
+        k: v for k, v in first.summary.items() if k != "cost"
+    }
+    assert len(_rows(spark, tmp_path / "valid")) + len(_rows(spark, tmp_path / "invalid")) == 9
+    # The next data date, with nothing new: no batch, every rule passes saying so.
+    again = run_job(dataclasses.replace(job, data_date="2026-12-02"), spark)
     assert (again.summary["severity"], again.summary["stream"], again.valid_count, again.invalid_count) == (
         "pass", {"batch_count": 0, "batches": []}, 0, 0,
     )
     assert {result.message for result in again.results} == {NOTHING_NEW}
     # A new file: only it is split, as batch 3.
     (source / "orders-3.json").write_text('{"order_id": 9, "amount": 4.0, "country": "BR"}\n')
-    third = run_job(job, spark)
+    third = run_job(dataclasses.replace(job, data_date="2026-12-03"), spark)
     assert (third.summary["stream"], third.valid_count, third.invalid_count) == (
         {"batch_count": 1, "batches": [{"batch_id": 3, "severity": "pass", "valid_count": 1, "invalid_count": 0}]},
         1, 0,
@@ -221,7 +229,7 @@ def test_a_streaming_job_splits_only_the_files_that_arrived_since_its_last_run(s
     assert len(_rows(spark, tmp_path / "valid")) + len(_rows(spark, tmp_path / "invalid")) == 10
     history = read_history(spark, history_spec(str(tmp_path / "history")))
     runs = sorted({(row.run_id.rsplit("-", 1)[-1], str(row.data_date)[:10]) for row in history.collect()})
-    assert runs == [("0", "2026-12-01"), ("1", "2026-12-01"), ("2", "2026-12-01"), ("3", "2026-12-01")]
+    assert runs == [("0", "2026-12-01"), ("1", "2026-12-01"), ("2", "2026-12-01"), ("3", "2026-12-03")]
 
 
 def test_a_checkpoint_needs_a_streaming_frame_and_a_streaming_frame_a_split(spark, tmp_path):
