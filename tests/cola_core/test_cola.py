@@ -67,10 +67,10 @@ def test_a_failing_sql_rule_writes_its_failed_rows_to_its_output(spark, tiny, tm
 
 @pytest.mark.spark
 def test_what_a_run_writes_goes_through_the_runner(spark, tiny, tmp_path, monkeypatch):
-    import cola_core.job.runner as runner_module
+    import cola_core.job.blocks as blocks_module
 
     written = []
-    monkeypatch.setattr(runner_module, "write_output", lambda rows, output: written.append(
+    monkeypatch.setattr(blocks_module, "write_output", lambda rows, output: written.append(
         ([row.id for row in rows.collect()], output.path)
     ))
     target = str(tmp_path / "no_name")
