@@ -7,9 +7,10 @@ parquet files, read as a stream with ``maxFilesPerTrigger=1`` (one file per micr
 run with ``availableNow`` into fresh folders each round:
 
 - ``cola``: ``Cola().split_stream(stream, rules, valid=, invalid=, checkpoint=, annotate="codes")``:
-  each batch split in one evaluation, staged, and published exactly once through the ledger;
+  each batch evaluated once and pinned (``plan.pinned_split``), each side written from the
+  pinned rows to the ledger's staging, and published exactly once through the ledger;
 - ``cola-av``: the same with ``annotate_valid=True``: the valid rows keep the (NULL) codes
-  column, which spares their copy;
+  column (a copy of them was spared so before batches were pinned; now it costs the same);
 - ``hand``: ``foreachBatch`` whose function splits the batch with ``Cola().split(batch, rules,
   annotate="codes")`` and writes the two sides with plain ``write.mode("append")`` calls: the
   same rows and codes, with no exactly-once (a crash half-way leaves a half-written batch that
@@ -69,8 +70,8 @@ def run_cola(spark: SparkSession, folder: Path, schema: Any, out: Path) -> tuple
 
 
 def run_cola_annotate_valid(spark: SparkSession, folder: Path, schema: Any, out: Path) -> tuple[int, int]:
-    """As ``run_cola``, with the codes column (NULL) kept in the valid output: no copy of the
-    valid rows (``annotate_valid``), so the valid side's schema differs from ``hand``'s."""
+    """As ``run_cola``, with the codes column (NULL) kept in the valid output
+    (``annotate_valid``), so the valid side's schema differs from ``hand``'s."""
     from cola_core import Cola
 
     summary = Cola().split_stream(stream(spark, folder, schema), row_rules(), valid=str(out / "valid"),

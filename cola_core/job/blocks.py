@@ -17,6 +17,7 @@ from cola_core.history.append import append_history
 from cola_core.history.baselines import read_baselines
 from cola_core.history.store import FAILED_RECORDS_SCHEMA, RunInfo, check_history_store, failed_records_spec
 from cola_core.language.result import CheckResult
+from cola_core.plan.pinned_split import pinned_split
 from cola_core.plan.planner import run_block
 from cola_core.plan.samples import attach_samples
 from cola_core.plan.staged_split import SplitOutcome, staged_split
@@ -68,16 +69,22 @@ def run_split(
     samples: int = 0,
     history: OutputSpec | None = None,
     run_info: RunInfo | None = None,
+    pinned: bool = False,
 ) -> SplitOutcome:
     """Measure ``checks`` on ``df`` and write its valid and invalid rows
     (``split_write.staged_split``), then what :func:`run_checks` writes, the history as a
     run of kind ``split`` once both outputs are published.
 
+    Args:
+        pinned: write each side straight to ``valid`` and ``invalid`` from rows pinned in the
+            executors (``plan.pinned_split``), for outputs the caller publishes itself.
+
     Raises:
-        As ``split_write.staged_split`` and :func:`run_checks`.
+        As ``split_write.staged_split`` (``plan.pinned_split``) and :func:`run_checks`.
     """
     checks = with_history_baselines(df, checks, history, run_info, samples)
-    with staged_split(
+    split = pinned_split if pinned else staged_split
+    with split(
         df, checks, valid, invalid, annotate=annotate, quarantine_key=quarantine_key, annotate_valid=annotate_valid
     ) as staged:
         # Samples and a sql rule's failed rows are taken before publishing: an output may

@@ -12,10 +12,13 @@ query's checkpoint folder (``<checkpoint>/_cola``):
 2. otherwise, the files an earlier attempt may have moved in (``pending/<batch id>.json``
    lists them, written before the first move) are deleted, so nothing of a half-published
    attempt stays;
-3. the batch is split into staging folders under the ledger (both outputs, one evaluation),
-   the history rows are written beside them, the list of files about to be moved is written
-   to ``pending/<batch id>.json``, and each file is moved into its destination (the valid
-   side, the invalid side, the history store); a failure moves back what was moved;
+3. the batch is split into staging folders under the ledger: its rows evaluated once and
+   pinned in the executors (``plan.pinned_split``), each side written from them in its
+   destination's format and columns (split again once if the pinned rows were lost, an
+   executor gone); the history rows are written beside them, the list of files about to be
+   moved is written to ``pending/<batch id>.json``, and each file is moved into its
+   destination (the valid side, the invalid side, the history store); a failure moves back
+   what was moved;
 4. ``done/<batch id>.json`` records the batch (counts and results), then the pending list
    and the staging folders are removed. A run with a key (``split_stream``'s ``run_key``) also
    lists the batch in ``runs/<hash of the key>.json``, so that a rerun reports it again.
@@ -33,17 +36,22 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import logging
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from cola_core.checks.base import BaseCheck
+from cola_core.common.sessions import is_classic
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.guards.sqlguard import allowing_outside_access, outside_access_allowed
 from cola_core.history.append import history_frame
 from cola_core.history.store import RunInfo, check_history_store
 from cola_core.job.blocks import run_split, with_history_baselines
 from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
+from cola_core.plan.pinned_split import PinnedRowsLost
+from cola_core.plan.staged_split import SplitOutcome
 from cola_core.storage.publish import Files, file_system
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec, parse_output
@@ -54,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_LINES", "NOTHING_NEW", "BatchRecord", "StreamSummary", "split_batch", "split_stream"]
 
+_LOG = logging.getLogger(__name__)
 LEDGER = "_cola"
 # The batch lines a summary lists (the latest ones): an XCom stays small however many batches
 # a run had; the history holds every batch's results.
@@ -187,9 +196,7 @@ class _Ledger:
         return BatchRecord.from_dict(json.loads(self.fs.read_text(location)))
 
     def write(self, kind: str, batch_id: int, data: Any) -> None:
-        location = self.record(kind, batch_id)
-        self.fs.make_folders(self.fs.parent(location))
-        self.fs.write_text(location, json.dumps(data))
+        self.fs.write_text(self.record(kind, batch_id), json.dumps(data))
 
     def run_file(self, run_key: str) -> str:
         name = hashlib.sha256(run_key.encode()).hexdigest()[:32]
@@ -203,9 +210,7 @@ class _Ledger:
     def add_to_run(self, run_key: str, batch_id: int) -> None:
         published = self.batches_of(run_key)
         if batch_id not in published:
-            location = self.run_file(run_key)
-            self.fs.make_folders(self.fs.parent(location))
-            self.fs.write_text(location, json.dumps(sorted([*published, batch_id])))
+            self.fs.write_text(self.run_file(run_key), json.dumps(sorted([*published, batch_id])))
 
     def undo_pending(self, batch_id: int) -> None:
         """Delete what an interrupted attempt at the batch may have moved in."""
@@ -272,25 +277,30 @@ def split_batch(
     checks = with_history_baselines(batch, checks, history, info)
     staged = {side: dataclasses.replace(spec, path=fs.child(staging, side), mode="errorifexists")
               for side, spec in (("valid", valid), ("invalid", invalid))}
-    outcome = run_split(batch, checks, staged["valid"], staged["invalid"], annotate=annotate,
-                        quarantine_key=quarantine_key, annotate_valid=annotate_valid, samples=samples)
+    outcome = _split_into(staging, batch, batch_id, checks, staged, fs, annotate=annotate,
+                          quarantine_key=quarantine_key, annotate_valid=annotate_valid, samples=samples)
     targets = {"valid": valid.path, "invalid": invalid.path}
     if history is not None and info is not None:
         assert history.path is not None
         write_output(history_frame(spark, outcome.results, info).coalesce(1),
                      dataclasses.replace(history, path=fs.child(staging, "history"), mode="errorifexists"))
         targets["history"] = history.path
-    moves = [
-        (fs.child(fs.child(staging, side), relative), fs.child(str(target), relative))
-        for side, target in targets.items()
-        if fs.exists(fs.child(staging, side))
-        for relative in fs.data_files(fs.child(staging, side))
+    found = [
+        (folder, str(target), relative)
+        for folder, target in ((fs.child(staging, side), target) for side, target in targets.items())
+        if fs.exists(folder)
+        for relative in fs.data_files(folder)
     ]
+    moves = [(fs.child(folder, relative), fs.child(target, relative)) for folder, target, relative in found]
     ledger.write("pending", batch_id, [target for _, target in moves])
     moved: list[tuple[str, str]] = []
     try:
+        # Each destination folder (a partition's) made once, before the files move into it.
+        folders = (fs.child(target, posixpath.dirname(relative)) if "/" in relative else target
+                   for _, target, relative in found)
+        for folder in dict.fromkeys(folders):
+            fs.make_folders(folder)
         for source, target in moves:
-            fs.make_folders(fs.parent(target))
             fs.rename(source, target)
             moved.append((source, target))
     except Exception as error:
@@ -307,6 +317,28 @@ def split_batch(
     fs.delete(ledger.record("pending", batch_id))
     fs.delete(staging)
     return record
+
+
+def _split_into(
+    staging: str, batch: DataFrame, batch_id: int, checks: list[BaseCheck], staged: dict[str, OutputSpec], fs: Files,
+    **options: Any,
+) -> SplitOutcome:
+    """Split the batch into its staging folders, from rows pinned in the executors; run again
+    once if they were lost before both sides were written (an executor gone): a micro-batch
+    reads the same rows again, and nothing of the first attempt is kept. Over Spark Connect,
+    whose pin reports no measurements, the batch is staged as files (``staged_split``)."""
+    if not is_classic(batch):
+        return run_split(batch, checks, staged["valid"], staged["invalid"], **options)
+    for attempt in (1, 2):
+        try:
+            return run_split(batch, checks, staged["valid"], staged["invalid"], pinned=True, **options)
+        except PinnedRowsLost as lost:
+            if fs.exists(staging):
+                fs.delete(staging)
+            if attempt == 2:
+                raise ColaOutputError(f"batch {batch_id}: {lost}; nothing of the batch was published") from lost
+            _LOG.warning("batch %s: %s; splitting it again", batch_id, lost)
+    raise AssertionError("the second attempt returns or raises")
 
 
 def split_stream(

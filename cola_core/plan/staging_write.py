@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +42,7 @@ __all__ = [
     "RowRulesFailed",
     "Staging",
     "Written",
+    "evaluate_once",
     "read_staged",
     "write_staging",
 ]
@@ -149,19 +150,46 @@ def write_staging(
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
 ) -> Written:
-    """The one write of every row, and what it measured.
+    """The one write of every row to the staging folder, and what it measured
+    (:func:`evaluate_once`, whose rows are kept as that write)."""
 
-    The aggregates ride on the write when Spark can observe them all; a plan it refuses to
+    def keep(rows: DataFrame) -> None:
+        try:
+            write_output(rows, staging.write_spec())
+        except Exception:
+            fs.delete(staging.folder)
+            raise
+
+    return evaluate_once(df, prepared, row_checks, plan, staging.outcome, annotate, quarantine_key, keep,
+                         f"write the split to its staging folder {staging.folder}")
+
+
+def evaluate_once(
+    df: DataFrame,
+    prepared: DataFrame,
+    row_checks: Sequence[BaseCheck],
+    plan: BlockPlan,
+    outcome: str,
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+    keep: Callable[[DataFrame], None],
+    doing: str,
+) -> Written:
+    """Every row once, with its codes and outcome, given to ``keep`` (a write, or a pin in
+    the executors), and what that one evaluation measured.
+
+    The aggregates ride on it when Spark can observe them all; a plan it refuses to
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
     scan (which measures each rule apart when one fails on the data). The rows per outcome and
     per code are observed on every attempt: plain counts of the codes column, which Spark
-    observes whenever it can write the rows at all.
+    observes whenever it can evaluate the rows at all. ``keep`` leaves nothing behind when it
+    fails; ``doing`` says what it does, for the error.
     """
     aggregates = plan.aggregates
     windowed = _windowed_sets(row_checks, plan)
     for observe_aggregates in ([True, False] if aggregates else [False]):
         try:
-            flagged = _flagged(df, prepared, row_checks, staging, annotate, quarantine_key, windowed,
+            flagged = _flagged(df, prepared, row_checks, outcome, annotate, quarantine_key, windowed,
                                aggregates if observe_aggregates else ())
         except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
             if not observe_aggregates:
@@ -169,9 +197,8 @@ def write_staging(
             _LOG.info("the block's aggregates get a scan of their own: %s", first_line(error))
             continue
         try:
-            write_output(flagged.rows, staging.write_spec())
+            keep(flagged.rows)
         except Exception as error:
-            fs.delete(staging.folder)
             # write_output turns a refusal of the target into a ColaOutputError; what the rows'
             # evaluation raised (a value Spark fails on, a rule that exhausts the memory) is
             # Spark's own error.
@@ -179,10 +206,7 @@ def write_staging(
             if not is_evaluation_failure(cause):
                 if not isinstance(error, ColaOutputError):
                     raise
-                raise ColaOutputError(
-                    f"cannot write the split to its staging folder {staging.folder}: {first_line(cause)}; "
-                    "nothing was published"
-                ) from error
+                raise ColaOutputError(f"cannot {doing}: {first_line(cause)}; nothing was published") from error
             if observe_aggregates:
                 continue
             raise RowRulesFailed(first_line(cause)) from error
@@ -262,7 +286,7 @@ def _flagged(
     df: DataFrame,
     prepared: DataFrame,
     row_checks: Sequence[BaseCheck],
-    staging: Staging,
+    outcome: str,
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
     windowed: list[tuple[DistinctSet, tuple[str, ...]]],
@@ -297,9 +321,9 @@ def _flagged(
     warnings = [F.col(flagged.warnings).alias(f"{annotate}_warnings")] if flagged.warnings else []
     rows = measured.select(
         *(F.col(quote(name)) for name in flagged.columns), *stored_codes, *warnings,
-        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(staging.outcome),
+        F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(outcome),
     )
-    read_schema = StructType([field for field in rows.schema.fields if field.name != staging.outcome])
+    read_schema = StructType([field for field in rows.schema.fields if field.name != outcome])
     return Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes)
 
 

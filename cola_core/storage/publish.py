@@ -19,6 +19,7 @@ the server writes the same files (a local server, or a mount both share).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 import weakref
@@ -36,6 +37,20 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["FileSystem", "Files", "LocalFileSystem", "Publication", "file_system", "publish_folder"]
+
+# A relative name Hadoop's Path takes as it is: plain segments (no ".", "..", ":" or "\\").
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_\-=%+][A-Za-z0-9_.\-=%+]*(?:/[A-Za-z0-9_\-=%+][A-Za-z0-9_.\-=%+]*)*")
+
+
+def _joins_plainly(location: str, name: str) -> bool:
+    """Whether ``location/name`` is what Hadoop's ``Path(location, name)`` gives: a plain name
+    under a location Hadoop would not normalise (no doubled or trailing slash, no "." or ".."
+    segment)."""
+    if not _PLAIN_NAME.fullmatch(name) or not location or location.endswith("/"):
+        return False
+    path = location.split("://", 1)[-1]
+    return "//" not in path and not any(part in (".", "..") for part in path.split("/"))
+
 
 # Spark's file listing skips names starting with these, so readers never see staging folders
 # and backups named so, nor Hadoop's checksum and marker files.
@@ -89,6 +104,10 @@ class FileSystem:
         return str(parent.toString())
 
     def child(self, location: str, name: str) -> str:
+        if _joins_plainly(location, name):
+            # What Hadoop's Path(location, name) gives, without a round trip to the JVM: a
+            # streaming batch's publication joins dozens of names.
+            return f"{location}/{name}"
         return str(self._jvm.org.apache.hadoop.fs.Path(location, name).toString())
 
     def sibling(self, location: str, prefix: str) -> str:
@@ -147,7 +166,8 @@ class FileSystem:
 
     def write_text(self, location: str, text: str) -> None:
         """Write ``text`` (UTF-8) to ``location``, replacing it: a file written then renamed in,
-        so a reader finds the old text or the new one, never a part."""
+        so a reader finds the old text or the new one, never a part. Missing folders above it
+        are made (Hadoop's ``create`` makes them)."""
         written = self.sibling(location, "_cola_writing")
         path, fs = self._resolve(written)
         stream = fs.create(path, True)
@@ -260,6 +280,7 @@ class LocalFileSystem:
     def write_text(self, location: str, text: str) -> None:
         """As :meth:`FileSystem.write_text`: written beside, then renamed in."""
         path = self._local(location)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         written = f"{path}.{uuid.uuid4().hex}.writing"
         with open(written, "w", encoding="utf-8") as handle:
             handle.write(text)

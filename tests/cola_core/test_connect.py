@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from cola_core import Cola, ColaOutputError, ColaRuleError, ColaSourceError
+from cola_core import Cola, ColaError, ColaOutputError, ColaRuleError, ColaSourceError
 from cola_helpers import CONNECT, ORDERS_ARGV
 from test_run_batch_spark import RULES
 
@@ -183,6 +183,21 @@ def test_split_write_is_one_write_and_a_copy_of_the_valid_rows_when_annotated(sp
     assert plain == Counter(write_operation=1)
     # The valid rows lack the codes column, so they are copied out of staging (as in classic mode).
     assert annotated == Counter(write_operation=2)
+
+
+@only_connect
+def test_a_pinned_split_is_refused_over_connect_before_any_request(spark, orders, tmp_path):
+    # A Connect localCheckpoint replies with no observed metrics: a streaming batch over
+    # Connect is staged as files instead (test_job_stream.py runs one over Connect).
+    from cola_core.plan.pinned_split import pinned_split
+
+    checks = Cola()._checks([{"type": "not_null", "columns": ["id"]}])
+    with requests_sent(spark) as sent, pytest.raises(ColaError) as raised, pinned_split(
+        orders, checks, str(tmp_path / "v"), str(tmp_path / "i")
+    ):
+        pass
+    assert str(raised.value) == "a pinned split needs a classic Spark session: over Spark Connect, use staged_split"
+    assert sent == Counter()
 
 
 # -- errors classic raises at once and Connect only when it runs ----------------------------------

@@ -108,6 +108,70 @@ def test_three_files_are_split_batch_by_batch_with_the_codes_of_a_batch_split(sp
     assert len(_rows(spark, tmp_path / "valid")) + len(_rows(spark, tmp_path / "invalid")) == 9
 
 
+def _losing_pinned_rows(spark, monkeypatch, times: int) -> list[str]:
+    """Make the first ``times`` side writes of a batch split find their pinned rows gone.
+
+    A mock, of losing the executors that hold a batch's pinned rows, which local mode cannot
+    cause: the blocks of the RDDs persisted since the start are removed for real just before
+    the write, which then fails as it would (CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND)."""
+    import cola_core.plan.pinned_split as pinned
+
+    context = spark.sparkContext._jsc
+    before = set(context.getPersistentRDDs().keySet())  # a copy of the map, as it is now
+    real_write = pinned.write_output
+    lost: list[str] = []
+
+    def write_output(rows, spec):
+        if len(lost) < times:
+            lost.append(spec.path)
+            rdds = context.getPersistentRDDs()
+            for rdd_id in set(rdds.keySet()) - before:
+                rdds.get(rdd_id).unpersist(True)
+        return real_write(rows, spec)
+
+    monkeypatch.setattr(pinned, "write_output", write_output)
+    return lost
+
+
+def test_a_batch_whose_pinned_rows_are_lost_is_split_again_and_published_once(spark, tmp_path, monkeypatch, caplog):
+    source = tmp_path / "in"
+    _write_files(source)
+    lost = _losing_pinned_rows(spark, monkeypatch, times=1)
+    with caplog.at_level("WARNING", logger="cola_core.job.stream"):
+        summary = Cola().split_stream(
+            _stream(spark, source), RULES, valid=str(tmp_path / "valid"), invalid=str(tmp_path / "invalid"),
+            checkpoint=str(tmp_path / "checkpoint"), annotate="cola_codes",
+        )
+    assert len(lost) == 1 and lost[0].endswith("/_cola/staging/0/valid")
+    (warning,) = [record.getMessage() for record in caplog.records]
+    assert warning.startswith("batch 0: the split's rows were lost before the valid side was written: ")
+    assert warning.endswith("; splitting it again")
+    assert [(b.batch_id, b.valid_count, b.invalid_count) for b in summary.batches] == [(0, 1, 2), (1, 1, 2), (2, 2, 1)]
+    # Every row once: the first attempt left nothing behind.
+    published = [row[:3] for row in _rows(spark, tmp_path / "valid") + _rows(spark, tmp_path / "invalid")]
+    assert sorted(published, key=repr) == sorted((row for rows in FILES for row in rows), key=repr)
+
+
+def test_a_batch_whose_pinned_rows_are_lost_twice_stops_the_query_with_nothing_of_it_published(
+    spark, tmp_path, monkeypatch
+):
+    source = tmp_path / "in"
+    _write_files(source)
+    _losing_pinned_rows(spark, monkeypatch, times=2)
+    with pytest.raises(ColaOutputError) as raised:
+        Cola().split_stream(
+            _stream(spark, source), RULES, valid=str(tmp_path / "valid"), invalid=str(tmp_path / "invalid"),
+            checkpoint=str(tmp_path / "checkpoint"), annotate="cola_codes",
+        )
+    message = str(raised.value)
+    assert message.startswith("batch 0: the split's rows were lost before the valid side was written: ")
+    assert "[CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND]" in message
+    assert message.endswith("; nothing of the batch was published")
+    assert not (tmp_path / "valid").exists() and not (tmp_path / "invalid").exists()
+    # The ledger holds no file: no batch done, none pending, no staged rows.
+    assert [name for _, _, names in os.walk(tmp_path / "checkpoint" / "_cola") for name in names] == []
+
+
 def test_a_table_destination_and_a_batch_frame_are_refused_before_the_query_starts(spark, tmp_path):
     source = tmp_path / "in"
     _write_files(source)

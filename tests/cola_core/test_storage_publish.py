@@ -127,3 +127,30 @@ def test_an_existing_target_in_errorifexists_mode_is_refused(fs, tmp_path):
         f"output {target} already exists and its mode is 'errorifexists'; "
         "set \"mode\" to \"overwrite\" or \"append\", or choose another target"
     )
+
+
+@pytest.mark.parametrize(
+    ("location", "name"),
+    [
+        ("file:/tmp/out", "valid"),
+        ("file:/tmp/out", "country=XX/part-00000-1f.c000.snappy.parquet"),
+        ("file:/tmp/out", "when=2024-01-01 10%3A00/part-0"),
+        ("/tmp/out", "_cola"),
+        ("out/sub", "0.json"),
+        ("s3a://bucket", "key"),
+        ("s3a://bucket/a/b", "c+d"),
+        ("hdfs://nn:8020/data", "x"),
+        # Names and locations Hadoop normalises: joined by Hadoop itself.
+        ("file:/tmp/out/", "valid"),
+        ("file:/tmp//out", "valid"),
+        ("/tmp/out/./x", "valid"),
+        ("/tmp/out", "../valid"),
+        ("/tmp/out", "./valid"),
+        ("/tmp/out", "a//b"),
+        ("/tmp/out", "/abs"),
+        ("/tmp/out", "a b"),
+    ],
+)
+def test_child_is_what_hadoop_s_path_joins(fs, location, name):
+    hadoop = str(fs._jvm.org.apache.hadoop.fs.Path(location, name).toString())
+    assert fs.child(location, name) == hadoop
