@@ -37,7 +37,7 @@ from cola_core.language.result import CheckResult
 from cola_core.plan.planner import measure_block, plan_block, prepare_all
 from cola_core.plan.preflight import checked_block
 from cola_core.plan.split import check_split_options
-from cola_core.plan.split_destinations import SideColumns
+from cola_core.plan.split_destinations import SideColumns, csv_array_error
 from cola_core.plan.staged_split import SplitOutcome, StagedSplit
 from cola_core.plan.staging_write import INVALID, VALID, RowRulesFailed, evaluate_once
 from cola_core.storage.readwrite import write_output
@@ -89,6 +89,9 @@ def pinned_split(
     if not isinstance(annotate_valid, bool):
         raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
     columns = SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
+    for side, spec in outputs.items():
+        if columns.arrays[side] and spec.format == "csv":
+            raise csv_array_error(columns.arrays[side][0])
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
     outcome = f"__cola_outcome_{uuid.uuid4().hex}"

@@ -41,6 +41,7 @@ __all__ = [
     "SideColumns",
     "choose_route",
     "clean_up",
+    "csv_array_error",
     "publish_both",
     "refuse_same_target",
     "refuse_unwritable_columns",
@@ -226,13 +227,13 @@ def choose_route(fs: Files, destination: Destination, staging: Staging, columns:
 def refuse_unwritable_columns(columns: SideColumns, destinations: list[Destination], staging: Staging) -> None:
     """Refuse, before any job, a CSV output of the codes arrays, or rows a table cannot take."""
     if columns.arrays[INVALID] and staging.layout.format == "csv":
-        raise _csv_error(columns.arrays[INVALID][0])
+        raise csv_array_error(columns.arrays[INVALID][0])
     for destination in destinations:
         facts = destination.facts
         output_format = facts.provider if facts is not None else destination.spec.format
         arrays = columns.arrays[destination.side]
         if arrays and output_format == "csv":
-            raise _csv_error(arrays[0])
+            raise csv_array_error(arrays[0])
         if destination.how != "append-table":
             continue
         assert facts is not None
@@ -251,7 +252,7 @@ def refuse_unwritable_columns(columns: SideColumns, destinations: list[Destinati
                 )
 
 
-def _csv_error(column: str) -> ColaOutputError:
+def csv_array_error(column: str) -> ColaOutputError:
     return ColaOutputError(
         f"a csv output cannot hold the array column {column!r}; write parquet, orc or json, or leave out annotate"
     )

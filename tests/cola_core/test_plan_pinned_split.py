@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from cola_core import Cola, ColaError
+from cola_core import Cola, ColaError, ColaOutputError
 from cola_core.plan.pinned_split import PinnedRowsLost, pinned_split
 from cola_helpers import (
     SPLIT_COLUMNS,
@@ -121,3 +121,14 @@ def test_a_row_rule_that_fails_on_the_data_stops_the_split_before_anything_is_wr
         "Spark could not evaluate the rule on this data: [DIVIDE_BY_ZERO] Division by zero."
     )
     assert os.listdir(tmp_path) == []
+
+
+def test_a_csv_output_of_the_codes_is_refused_before_any_job(spark, split_orders, tmp_path, job_counter):
+    with job_counter.count() as counted, pytest.raises(ColaOutputError) as raised:
+        _pinned(split_orders, SPLIT_RULES, str(tmp_path / "v"), {"path": str(tmp_path / "i"), "format": "csv"},
+                annotate="codes")
+    assert str(raised.value) == (
+        "a csv output cannot hold the array column 'codes'; write parquet, orc or json, or leave out annotate"
+    )
+    assert counted.jobs == 0
+    assert sorted(os.listdir(tmp_path)) == ["source"]
