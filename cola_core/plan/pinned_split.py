@@ -138,6 +138,9 @@ def _release(pinned: DataFrame) -> None:
     if jdf is None:
         return
     try:
-        jdf.queryExecution().analyzed().rdd().unpersist(False)
+        rdd_id = jdf.queryExecution().analyzed().rdd().id()
+        # The context's own call, not RDD.unpersist, which warns on every locally checkpointed
+        # RDD that its lineage cannot be recomputed (it need not be: the split is over).
+        pinned.sparkSession.sparkContext._jsc.sc().unpersistRDD(rdd_id, False)
     except Exception as error:  # a plan of another shape: the JVM's collector frees it later
         _LOG.debug("the pinned rows were left to Spark to free: %s", first_line(error))
