@@ -40,14 +40,22 @@ class ColaSplit(NamedTuple):
 
 def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     """``array<string>`` of the codes a row breaks, in rule order, each code once."""
-    from pyspark.sql import functions as F
+    return _codes_of_pairs(_code_pairs(df, checks))
 
-    pairs = [
+
+def _code_pairs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[str, Column]]:
+    """Each row check's (code, predicate in its scope) pairs, in rule order."""
+    return [
         (code, check.in_scope(predicate))
         for check in checks
         if check.is_row_level
         for code, predicate in check.violations(df)
     ]
+
+
+def _codes_of_pairs(pairs: list[tuple[str, Column]]) -> Column:
+    from pyspark.sql import functions as F
+
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
@@ -135,12 +143,16 @@ class FlaggedRows(NamedTuple):
         columns: the input's column names.
         codes: the name of the ``array<string>`` column of blocking codes (empty: valid).
         warnings: the name of the column of warning codes, or ``None``.
+        possible_codes: every code the codes column can hold, each once, in rule order: the
+            blocking rules' (one per column for a multi-column ``not_null``), then the
+            ``quarantine_key`` one.
     """
 
     rows: DataFrame
     columns: list[str]
     codes: str
     warnings: str | None
+    possible_codes: tuple[str, ...] = ()
 
     def valid_columns(self, annotate: str | None) -> list[Column]:
         """The valid side's columns: the input's, then ``<annotate>_warnings``."""
@@ -200,7 +212,8 @@ def flag_rows(
     fresh = uuid.uuid4().hex
     codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     with shared_columns():
-        codes = codes_column(prepared, blocking)
+        pairs = _code_pairs(prepared, blocking)
+        codes = _codes_of_pairs(pairs)
         extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
     flagged = prepared.select(*columns, codes.alias(codes_name), *extra, *riders)
     if quarantine_key:
@@ -208,7 +221,10 @@ def flag_rows(
         kept_riders = [F.col(name) for name in flagged.columns[len(columns) + 1 + len(extra):]]
         spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
         flagged = flagged.select(*columns, spread, *keep_warnings, *kept_riders)
-    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None)
+    possible = tuple(dict.fromkeys(code for code, _ in pairs))
+    if quarantine_key:
+        possible = tuple(dict.fromkeys((*possible, render_code("quarantine_key", *quarantine_key))))
+    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None, possible)
 
 
 def split_block(

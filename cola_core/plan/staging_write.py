@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cola_core.checks.base import BaseCheck
-from cola_core.common.columns import column_of, quote, scope_column, shared_columns
-from cola_core.common.formatting import render_code
+from cola_core.common.columns import column_of, quote, scope_column
 from cola_core.common.spark_errors import first_line, is_evaluation_failure
 from cola_core.errors import ColaOutputError
 from cola_core.plan.planner import BlockPlan, DistinctSet, distinct_key
@@ -303,7 +302,7 @@ def _flagged(
     flagged = flag_rows(df, scanned, row_checks, annotate, quarantine_key, riders=[*helpers, *marks])
     mark_names = flagged.rows.columns[len(flagged.rows.columns) - len(marks):]
     rejected = F.size(F.col(flagged.codes)) > 0
-    codes = _possible_codes(prepared, row_checks, quarantine_key)
+    codes = flagged.possible_codes
     observation = Observation(f"cola_split_{uuid.uuid4().hex}")
     measured = flagged.rows.observe(
         observation,
@@ -325,24 +324,6 @@ def _flagged(
     )
     read_schema = StructType([field for field in rows.schema.fields if field.name != outcome])
     return Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes)
-
-
-def _possible_codes(
-    prepared: DataFrame, row_checks: Sequence[BaseCheck], quarantine_key: Sequence[str] | None
-) -> tuple[str, ...]:
-    """Every code a row's blocking codes can hold, each once, in rule order: the codes the
-    blocking rules' predicates name (as ``flag_rows`` builds them: one per column for a
-    multi-column ``not_null`` or ``reference_match``), then the ``quarantine_key`` one.
-
-    Warning rules are left out: their codes never reject a row."""
-    blocking = [check for check in row_checks if check.severity_level != "warn"]
-    # Only the codes are read; the predicates are built again, shared as flag_rows shares them.
-    with shared_columns():
-        codes = dict.fromkeys(code for check in blocking for code, _ in check.violations(prepared))
-    if quarantine_key:
-        codes[render_code("quarantine_key", *quarantine_key)] = None
-    return tuple(codes)
-
 
 
 def read_staged(

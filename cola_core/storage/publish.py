@@ -73,10 +73,12 @@ class FileSystem:
                 "system API); over Spark Connect, use Cola().split and write the two DataFrames"
             )
         self._jvm = jvm
+        # Looked up once: each lookup through the JVM view costs a round trip per package name.
+        self._path = jvm.org.apache.hadoop.fs.Path
         self._conf = jsc.hadoopConfiguration()
 
     def _resolve(self, location: str) -> tuple[Any, Any]:
-        path = self._jvm.org.apache.hadoop.fs.Path(location)
+        path = self._path(location)
         return path, path.getFileSystem(self._conf)
 
     def qualified(self, location: str) -> str:
@@ -108,7 +110,7 @@ class FileSystem:
             # What Hadoop's Path(location, name) gives, without a round trip to the JVM: a
             # streaming batch's publication joins dozens of names.
             return f"{location}/{name}"
-        return str(self._jvm.org.apache.hadoop.fs.Path(location, name).toString())
+        return str(self._path(location, name).toString())
 
     def sibling(self, location: str, prefix: str) -> str:
         """A fresh hidden name beside ``location``: ``<parent>/<prefix>_<hex>_<name>``."""
