@@ -136,6 +136,20 @@ def parquet_rows(spark, path, *columns) -> list[tuple]:
     return sorted_rows(tuple(list(v) if isinstance(v, list) else v for v in row) for row in df.select(*columns).collect())
 
 
+def persisted_rdds(spark) -> set[int]:
+    """The ids of the RDDs the classic session holds persisted (pinned rows among them)."""
+    return set(spark.sparkContext._jsc.getPersistentRDDs().keySet())  # a copy of the map, as it is now
+
+
+def remove_blocks_persisted_since(spark, before: set[int]) -> None:
+    """Remove the blocks of every RDD persisted since ``before``: what losing the executors
+    that hold them does, which local mode cannot cause (a mock of that failure, done for real
+    on the blocks)."""
+    rdds = spark.sparkContext._jsc.getPersistentRDDs()  # java.util.Map of id -> JavaRDD
+    for rdd_id in set(rdds.keySet()) - before:
+        rdds.get(rdd_id).unpersist(True)
+
+
 def visible_files(folder: Path) -> list[str]:
     """What a listing of ``folder`` shows a person (Hadoop's hidden checksum files aside)."""
     return sorted(name for name in os.listdir(folder) if not name.startswith("."))

@@ -285,20 +285,17 @@ def split_batch(
         write_output(history_frame(spark, outcome.results, info).coalesce(1),
                      dataclasses.replace(history, path=fs.child(staging, "history"), mode="errorifexists"))
         targets["history"] = history.path
-    found = [
-        (folder, str(target), relative)
+    moves = [
+        (fs.child(folder, relative), fs.child(str(target), relative))
         for folder, target in ((fs.child(staging, side), target) for side, target in targets.items())
         if fs.exists(folder)
         for relative in fs.data_files(folder)
     ]
-    moves = [(fs.child(folder, relative), fs.child(target, relative)) for folder, target, relative in found]
     ledger.write("pending", batch_id, [target for _, target in moves])
     moved: list[tuple[str, str]] = []
     try:
         # Each destination folder (a partition's) made once, before the files move into it.
-        folders = (fs.child(target, posixpath.dirname(relative)) if "/" in relative else target
-                   for _, target, relative in found)
-        for folder in dict.fromkeys(folders):
+        for folder in dict.fromkeys(posixpath.dirname(target) for _, target in moves):
             fs.make_folders(folder)
         for source, target in moves:
             fs.rename(source, target)

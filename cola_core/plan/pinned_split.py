@@ -35,10 +35,8 @@ from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import measure_block, plan_block, prepare_all
-from cola_core.plan.preflight import checked_block
-from cola_core.plan.split import check_split_options
-from cola_core.plan.split_destinations import SideColumns, csv_array_error
-from cola_core.plan.staged_split import SplitOutcome, StagedSplit
+from cola_core.plan.split_destinations import csv_array_error
+from cola_core.plan.staged_split import SplitOutcome, StagedSplit, checked_split_block, row_rules_failed
 from cola_core.plan.staging_write import INVALID, VALID, RowRulesFailed, evaluate_once
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import parse_output
@@ -82,13 +80,7 @@ def pinned_split(
     if not is_classic(df):
         raise ColaError("a pinned split needs a classic Spark session: over Spark Connect, use staged_split")
     outputs = {VALID: parse_output(valid), INVALID: parse_output(invalid)}
-    checks = checked_block(df, checks)
-    row_checks = [check for check in checks if check.is_row_level]
-    has_warn_rules = any(check.severity_level == "warn" for check in row_checks)
-    check_split_options(df, annotate, quarantine_key, has_warn_rules)
-    if not isinstance(annotate_valid, bool):
-        raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
-    columns = SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
+    checks, row_checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
     for side, spec in outputs.items():
         if columns.arrays[side] and spec.format == "csv":
             raise csv_array_error(columns.arrays[side][0])
@@ -121,10 +113,7 @@ def pinned_split(
 
         yield StagedSplit(results, publish)
     except RowRulesFailed as failure:
-        results = measure_block(df, checks, prepared, plan)
-        unmeasured = [r.message for r in results if r.evaluation_failed]
-        problem = "; ".join(unmeasured) if unmeasured else failure.reason
-        raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
+        raise row_rules_failed(df, checks, prepared, plan, failure) from None
     finally:
         for pin in pins:
             _release(pin)
@@ -133,12 +122,9 @@ def pinned_split(
 def _release(pinned: DataFrame) -> None:
     """Free the pinned blocks now rather than when the JVM collects the DataFrame: a stream
     pins a batch at a time, and would otherwise keep every earlier batch on the executors'
-    disks until then. Over Spark Connect, the server releases them with the DataFrame."""
-    jdf: Any = getattr(pinned, "_jdf", None)
-    if jdf is None:
-        return
+    disks until then."""
     try:
-        rdd_id = jdf.queryExecution().analyzed().rdd().id()
+        rdd_id = pinned._jdf.queryExecution().analyzed().rdd().id()
         # The context's own call, not RDD.unpersist, which warns on every locally checkpointed
         # RDD that its lineage cannot be recomputed (it need not be: the split is over).
         pinned.sparkSession.sparkContext._jsc.sc().unpersistRDD(rdd_id, False)

@@ -40,7 +40,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.language.result import CheckResult
-from cola_core.plan.planner import measure_block, plan_block, prepare_all
+from cola_core.plan.planner import BlockPlan, measure_block, plan_block, prepare_all
 from cola_core.plan.preflight import checked_block
 from cola_core.plan.split import check_split_options
 from cola_core.plan.split_destinations import (
@@ -61,7 +61,7 @@ from cola_core.storage.specs import parse_output
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["SplitOutcome", "StagedSplit", "staged_split"]
+__all__ = ["SplitOutcome", "StagedSplit", "checked_split_block", "row_rules_failed", "staged_split"]
 
 
 @dataclass(frozen=True)
@@ -131,13 +131,7 @@ def staged_split(
     destinations = [Destination(VALID, parse_output(valid)), Destination(INVALID, parse_output(invalid))]
     spark = df.sparkSession
     fs = file_system(spark)
-    checks = checked_block(df, checks)
-    row_checks = [check for check in checks if check.is_row_level]
-    has_warn_rules = any(check.severity_level == "warn" for check in row_checks)
-    check_split_options(df, annotate, quarantine_key, has_warn_rules)
-    if not isinstance(annotate_valid, bool):
-        raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
-    columns = SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
+    checks, row_checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
     for destination in destinations:
         resolve(spark, fs, destination)
     refuse_same_target(spark, *destinations)
@@ -168,9 +162,41 @@ def staged_split(
         # A RowRulesFailed raised while publishing comes back here, to the handler below.
         yield StagedSplit(results, publish)
     except RowRulesFailed as failure:
-        results = measure_block(df, checks, prepared, plan)
-        unmeasured = [r.message for r in results if r.evaluation_failed]
-        problem = "; ".join(unmeasured) if unmeasured else failure.reason
-        raise ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}") from None
+        raise row_rules_failed(df, checks, prepared, plan, failure) from None
     finally:
         clean_up(spark, fs, staging.folder, destinations)
+
+
+def checked_split_block(
+    df: DataFrame,
+    checks: Sequence[BaseCheck],
+    annotate: str | None,
+    quarantine_key: Sequence[str] | None,
+    annotate_valid: bool,
+) -> tuple[list[BaseCheck], list[BaseCheck], SideColumns]:
+    """The block checked for a split, before any job: its checks (bound), its row checks, and
+    the columns of each output.
+
+    Raises:
+        ColaRuleError: a rule Spark cannot run on ``df``.
+        ColaError: split options that do not fit ``df`` (``check_split_options``), or an
+            ``annotate_valid`` that is not a bool.
+    """
+    checked = checked_block(df, checks)
+    row_checks = [check for check in checked if check.is_row_level]
+    has_warn_rules = any(check.severity_level == "warn" for check in row_checks)
+    check_split_options(df, annotate, quarantine_key, has_warn_rules)
+    if not isinstance(annotate_valid, bool):
+        raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
+    return checked, row_checks, SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
+
+
+def row_rules_failed(
+    df: DataFrame, checks: Sequence[BaseCheck], prepared: DataFrame, plan: BlockPlan, failure: RowRulesFailed
+) -> ColaError:
+    """The error of a split whose rows Spark could not evaluate: each rule measured apart
+    names the ones that fail on the data (or, if none does alone, Spark's own reason)."""
+    results = measure_block(df, checks, prepared, plan)
+    unmeasured = [r.message for r in results if r.evaluation_failed]
+    problem = "; ".join(unmeasured) if unmeasured else failure.reason
+    return ColaError(f"the split cannot be written, as a row rule fails on the data: {problem}")

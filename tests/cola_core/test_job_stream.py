@@ -19,6 +19,7 @@ from cola_core.errors import ColaError, ColaOutputError
 from cola_core.history.store import read_history
 from cola_core.job.stream import NOTHING_NEW, BatchRecord, StreamSummary
 from cola_core.storage.specs import history_spec, parse_output, parse_source
+from cola_helpers import persisted_rdds, remove_blocks_persisted_since
 
 pytestmark = pytest.mark.spark
 
@@ -116,17 +117,14 @@ def _losing_pinned_rows(spark, monkeypatch, times: int) -> list[str]:
     the write, which then fails as it would (CHECKPOINT_RDD_BLOCK_ID_NOT_FOUND)."""
     import cola_core.plan.pinned_split as pinned
 
-    context = spark.sparkContext._jsc
-    before = set(context.getPersistentRDDs().keySet())  # a copy of the map, as it is now
+    before = persisted_rdds(spark)
     real_write = pinned.write_output
     lost: list[str] = []
 
     def write_output(rows, spec):
         if len(lost) < times:
             lost.append(spec.path)
-            rdds = context.getPersistentRDDs()
-            for rdd_id in set(rdds.keySet()) - before:
-                rdds.get(rdd_id).unpersist(True)
+            remove_blocks_persisted_since(spark, before)
         return real_write(rows, spec)
 
     monkeypatch.setattr(pinned, "write_output", write_output)

@@ -20,6 +20,8 @@ from cola_helpers import (
     SPLIT_RULES,
     SPLIT_VALID_ROWS,
     parquet_rows,
+    persisted_rdds,
+    remove_blocks_persisted_since,
     sorted_rows,
 )
 
@@ -79,25 +81,13 @@ def test_the_input_is_read_once_and_each_side_from_the_pinned_rows(spark, split_
     assert counted.input_records == 3 * len(SPLIT_ORDERS)
 
 
-def _persisted(spark) -> set[int]:
-    return set(spark.sparkContext._jsc.getPersistentRDDs().keySet())
-
-
-def _remove_pinned_blocks(spark, before: set[int]) -> None:
-    """What losing the executors that hold the pinned blocks does (which local mode cannot
-    cause): the blocks of every RDD persisted since ``before`` removed."""
-    rdds = spark.sparkContext._jsc.getPersistentRDDs()  # java.util.Map of id -> JavaRDD
-    for rdd_id in set(rdds.keySet()) - before:
-        rdds.get(rdd_id).unpersist(True)
-
-
 def test_rows_lost_before_a_side_is_written_fail_it_instead_of_reading_the_input_again(spark, split_orders, tmp_path):
-    before = _persisted(spark)
+    before = persisted_rdds(spark)
     checks = Cola()._checks(SPLIT_RULES)
     with pytest.raises(PinnedRowsLost) as raised, pinned_split(
         split_orders, checks, str(tmp_path / "v"), str(tmp_path / "i"), annotate="codes"
     ) as split:
-        _remove_pinned_blocks(spark, before)
+        remove_blocks_persisted_since(spark, before)
         split.publish(split.results)
     message = str(raised.value)
     assert message.startswith("the split's rows were lost before the valid side was written: ")
@@ -106,9 +96,9 @@ def test_rows_lost_before_a_side_is_written_fail_it_instead_of_reading_the_input
 
 
 def test_the_pinned_blocks_are_freed_when_the_split_ends(spark, split_orders, tmp_path):
-    before = _persisted(spark)
+    before = persisted_rdds(spark)
     _pinned(split_orders, SPLIT_RULES, str(tmp_path / "v"), str(tmp_path / "i"), annotate="codes")
-    assert _persisted(spark) == before
+    assert persisted_rdds(spark) == before
 
 
 def test_a_row_rule_that_fails_on_the_data_stops_the_split_before_anything_is_written(spark, tmp_path):
