@@ -228,6 +228,25 @@ class BaseCheck(CheckMachinery):
             raise NotImplementedError(f"{type(self).__name__} states no aggregations")
         return self.from_offending(int(values[0]))
 
+    def counted_codes(self, codes: Sequence[str]) -> list[str | None]:
+        """Which of :meth:`aggregations`' Columns a split can read off its codes column instead.
+
+        Args:
+            codes: the codes of the check's (code, predicate) pairs in the split, in the
+                order of :meth:`violations`.
+
+        Returns:
+            For each Column of :meth:`aggregations`, in order (a shorter list leaves the rest
+            out), the code whose rows it counts exactly: the rows in scope for which one of the
+            check's predicates with that code holds. None for a Column that counts anything
+            else. A row check that only counts its offending rows, all under one code, counts
+            that code's rows; one that states its own aggregations says so itself.
+        """
+        inherited = type(self).aggregations is BaseCheck.aggregations
+        if self.counts_offending and inherited and len(set(codes)) == 1:
+            return [codes[0]]
+        return []
+
     def distinct_sets(self, df: DataFrame) -> list[tuple[str, ...]]:
         """Column sets whose distinct-row count (NULL equal to NULL) the check needs."""
         return []

@@ -72,6 +72,11 @@ class NotNullCheck(_LabelledCheck):
 
         return [self._count_nulls(df, c) for c in self.params["columns"]]
 
+    def counted_codes(self, codes: Sequence[str]) -> list[str | None]:
+        # A NULL count per column, each the rows carrying that column's code, unless a
+        # declared code stands for every column.
+        return list(codes) if len(set(codes)) == len(codes) == len(self.params["columns"]) else []
+
     def _count_nulls(self, df: DataFrame, column: str) -> Column:
         from pyspark.sql import functions as F
 

@@ -80,7 +80,7 @@ def pinned_split(
     if not is_classic(df):
         raise ColaError("a pinned split needs a classic Spark session: over Spark Connect, use staged_split")
     outputs = {VALID: parse_output(valid), INVALID: parse_output(invalid)}
-    checks, row_checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
+    checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
     for side, spec in outputs.items():
         if columns.arrays[side] and spec.format == "csv":
             raise csv_array_error(columns.arrays[side][0])
@@ -89,7 +89,7 @@ def pinned_split(
     outcome = f"__cola_outcome_{uuid.uuid4().hex}"
     pins: list[DataFrame] = []
     try:
-        written = evaluate_once(df, prepared, row_checks, plan, outcome, annotate, quarantine_key,
+        written = evaluate_once(df, prepared, checks, plan, outcome, annotate, quarantine_key,
                                 lambda rows: pins.append(rows.localCheckpoint(eager=True)),
                                 "evaluate the split's rows")
         pinned = pins[-1]

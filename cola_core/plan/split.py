@@ -45,11 +45,15 @@ def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
 
 def _code_pairs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[str, Column]]:
     """Each row check's (code, predicate in its scope) pairs, in rule order."""
+    return [pair for _, pairs in _pairs_by_check(df, checks) for pair in pairs]
+
+
+def _pairs_by_check(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[BaseCheck, list[tuple[str, Column]]]]:
+    """Each row check with its (code, predicate in its scope) pairs, in rule order."""
     return [
-        (code, check.in_scope(predicate))
+        (check, [(code, check.in_scope(predicate)) for code, predicate in check.violations(df)])
         for check in checks
         if check.is_row_level
-        for code, predicate in check.violations(df)
     ]
 
 
@@ -146,6 +150,8 @@ class FlaggedRows(NamedTuple):
         possible_codes: every code the codes column can hold, each once, in rule order: the
             blocking rules' (one per column for a multi-column ``not_null``), then the
             ``quarantine_key`` one.
+        codes_of_checks: each blocking row check with the codes of its (code, predicate)
+            pairs, in the order of its ``violations``.
     """
 
     rows: DataFrame
@@ -153,6 +159,7 @@ class FlaggedRows(NamedTuple):
     codes: str
     warnings: str | None
     possible_codes: tuple[str, ...] = ()
+    codes_of_checks: tuple[tuple[BaseCheck, tuple[str, ...]], ...] = ()
 
     def valid_columns(self, annotate: str | None) -> list[Column]:
         """The valid side's columns: the input's, then ``<annotate>_warnings``."""
@@ -212,7 +219,8 @@ def flag_rows(
     fresh = uuid.uuid4().hex
     codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     with shared_columns():
-        pairs = _code_pairs(prepared, blocking)
+        by_check = _pairs_by_check(prepared, blocking)
+        pairs = [pair for _, check_pairs in by_check for pair in check_pairs]
         codes = _codes_of_pairs(pairs)
         extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
     flagged = prepared.select(*columns, codes.alias(codes_name), *extra, *riders)
@@ -224,7 +232,9 @@ def flag_rows(
     possible = tuple(dict.fromkeys(code for code, _ in pairs))
     if quarantine_key:
         possible = tuple(dict.fromkeys((*possible, render_code("quarantine_key", *quarantine_key))))
-    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None, possible)
+    codes_of_checks = tuple((check, tuple(code for code, _ in check_pairs)) for check, check_pairs in by_check)
+    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None, possible,
+                       codes_of_checks)
 
 
 def split_block(

@@ -131,7 +131,7 @@ def staged_split(
     destinations = [Destination(VALID, parse_output(valid)), Destination(INVALID, parse_output(invalid))]
     spark = df.sparkSession
     fs = file_system(spark)
-    checks, row_checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
+    checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
     for destination in destinations:
         resolve(spark, fs, destination)
     refuse_same_target(spark, *destinations)
@@ -141,7 +141,7 @@ def staged_split(
     staging = Staging.beside(spark, fs, destinations, renamed_first=columns.valid != columns.invalid)
     refuse_unwritable_columns(columns, destinations, staging)
     try:
-        written = write_staging(fs, df, prepared, row_checks, plan, staging, annotate, quarantine_key)
+        written = write_staging(fs, df, prepared, checks, plan, staging, annotate, quarantine_key)
         flagged = written.flagged
         for destination in destinations:
             choose_route(fs, destination, staging, columns)
@@ -173,9 +173,9 @@ def checked_split_block(
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
     annotate_valid: bool,
-) -> tuple[list[BaseCheck], list[BaseCheck], SideColumns]:
-    """The block checked for a split, before any job: its checks (bound), its row checks, and
-    the columns of each output.
+) -> tuple[list[BaseCheck], SideColumns]:
+    """The block checked for a split, before any job: its checks (bound) and the columns of
+    each output.
 
     Raises:
         ColaRuleError: a rule Spark cannot run on ``df``.
@@ -188,7 +188,7 @@ def checked_split_block(
     check_split_options(df, annotate, quarantine_key, has_warn_rules)
     if not isinstance(annotate_valid, bool):
         raise ColaError(f"annotate_valid must be true or false, got {annotate_valid!r}")
-    return checked, row_checks, SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
+    return checked, SideColumns.of(df, annotate, has_warn_rules, annotate_valid)
 
 
 def row_rules_failed(

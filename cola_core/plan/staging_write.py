@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cola_core.checks.base import BaseCheck
 from cola_core.common.columns import column_of, quote, scope_column
+from cola_core.common.formatting import render_code
 from cola_core.common.spark_errors import first_line, is_evaluation_failure
 from cola_core.errors import ColaOutputError
 from cola_core.plan.planner import BlockPlan, DistinctSet, distinct_key
-from cola_core.plan.split import flag_rows
+from cola_core.plan.split import FlaggedRows, flag_rows
 from cola_core.storage.publish import Files
 from cola_core.storage.readwrite import write_output
 from cola_core.storage.specs import OutputSpec
@@ -143,7 +145,7 @@ def write_staging(
     fs: Files,
     df: DataFrame,
     prepared: DataFrame,
-    row_checks: Sequence[BaseCheck],
+    checks: Sequence[BaseCheck],
     plan: BlockPlan,
     staging: Staging,
     annotate: str | None,
@@ -159,14 +161,14 @@ def write_staging(
             fs.delete(staging.folder)
             raise
 
-    return evaluate_once(df, prepared, row_checks, plan, staging.outcome, annotate, quarantine_key, keep,
+    return evaluate_once(df, prepared, checks, plan, staging.outcome, annotate, quarantine_key, keep,
                          f"write the split to its staging folder {staging.folder}")
 
 
 def evaluate_once(
     df: DataFrame,
     prepared: DataFrame,
-    row_checks: Sequence[BaseCheck],
+    checks: Sequence[BaseCheck],
     plan: BlockPlan,
     outcome: str,
     annotate: str | None,
@@ -181,15 +183,21 @@ def evaluate_once(
     observe, or a value on which an aggregate fails, leaves them to ``measure_block``'s own
     scan (which measures each rule apart when one fails on the data). The rows per outcome and
     per code are observed on every attempt: plain counts of the codes column, which Spark
-    observes whenever it can evaluate the rows at all. ``keep`` leaves nothing behind when it
+    observes whenever it can evaluate the rows at all. An aggregate that counts the rows
+    carrying one code (a row rule's offending rows) is read off that code's count, rather than
+    evaluating the rule's predicate a second time. ``keep`` leaves nothing behind when it
     fails; ``doing`` says what it does, for the error.
+
+    Args:
+        checks: the block's checks (``plan``'s), in order; its row checks split the rows.
     """
     aggregates = plan.aggregates
+    row_checks = [check for check in checks if check.is_row_level]
     windowed = _windowed_sets(row_checks, plan)
     for observe_aggregates in ([True, False] if aggregates else [False]):
         try:
             flagged = _flagged(df, prepared, row_checks, outcome, annotate, quarantine_key, windowed,
-                               aggregates if observe_aggregates else ())
+                               (checks, plan) if observe_aggregates else None)
         except Exception as error:  # Spark refused to observe an aggregate (analysis: no job ran)
             if not observe_aggregates:
                 raise
@@ -210,8 +218,14 @@ def evaluate_once(
                 continue
             raise RowRulesFailed(first_line(cause)) from error
         values = flagged.observation.get
-        observed = [values[f"a{n}"] for n in range(len(aggregates))] if observe_aggregates else None
-        distinct = {distinct_set: int(values[f"d{n}"]) for n, (distinct_set, _) in enumerate(windowed)}
+        observed = None
+        if observe_aggregates:
+            from_codes = flagged.aggregates_from_codes
+            observed = [values[f"r{from_codes[n]}"] if n in from_codes else values[f"a{n}"]
+                        for n in range(len(aggregates))]
+        rows = int(values[VALID]) + int(values[INVALID])
+        distinct = {distinct_set: count for n, (distinct_set, _) in enumerate(windowed)
+                    if (count := _distinct_of_shares(values[f"d{n}"], rows)) is not None}
         counted = ((code, int(values[f"r{n}"])) for n, code in enumerate(flagged.codes))
         return Written(
             observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])},
@@ -235,30 +249,50 @@ def _windowed_sets(row_checks: Sequence[BaseCheck], plan: BlockPlan) -> list[tup
     return list(found.items())
 
 
-def _first_row_marks(
-    df: DataFrame, scanned: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]]]
-) -> tuple[DataFrame, list[Column]]:
-    """``scanned`` with a row id, and for each windowed set a boolean column marking the first
-    row of each key (the least row id in the rule's scope).
+# What each key of a windowed set shares out between its rows in scope (see _key_shares): the
+# count is exact while a set has at most this many rows in scope, and the sum of the shares
+# (at most rows x SHARE) cannot then overflow a long.
+SHARE = 1 << 31
 
-    The marks are computed in the split's own projection, with the same window as the rule's
-    predicate, so Spark evaluates both in one Window operator on one shuffle: the count of
-    marked rows is the set's distinct count, with no pass of its own.
+
+def _key_shares(df: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]]]) -> list[Column]:
+    """For each windowed set, a long column: each row in scope holds ``SHARE // c``, where c is
+    the rows in scope with its key (NULL outside the scope).
+
+    A key's c rows then hold ``SHARE - SHARE % c`` between them, which is more than
+    ``SHARE - c``: the sum over the rows, ``total``, is ``keys x SHARE`` less at most ``rows -
+    keys``, so while ``rows <= SHARE`` the number of keys is ``ceil(total / SHARE)``, exactly
+    (:func:`_distinct_of_shares`). The count per key is the window the rule's predicate already
+    computes (same keys, same scope), so Spark evaluates both in one Window operator on one
+    shuffle, and the distinct count takes no pass of its own nor a row id through the shuffle.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if not windowed:
-        return scanned, []
-    row_id = f"__cola_row_{uuid.uuid4().hex}"
-    marked = scanned.withColumn(row_id, F.monotonically_increasing_id())
-    marks = []
+    shares = []
+    whole = F.lit(SHARE)
     for number, ((_, where), keys) in enumerate(windowed):
         scope = scope_column(where)
-        in_scope = F.col(row_id) if scope is None else F.when(scope, F.col(row_id))
-        first = F.min(in_scope).over(Window.partitionBy(*(column_of(df, key) for key in keys))) == F.col(row_id)
-        marks.append(first.alias(f"__cola_first_{number}_{row_id}"))
-    return marked, marks
+        one = F.lit(1)
+        rows_of_key = F.count(one if scope is None else F.when(scope, one)).over(
+            Window.partitionBy(*(column_of(df, key) for key in keys)))
+        # Never 0 as a divisor (a row out of scope whose key has no row in it), even where
+        # Spark evaluates the share before it drops it.
+        divisor = F.greatest(rows_of_key, one)
+        # (SHARE - SHARE % c) / c is a whole number below 2^31, which a double divides exactly.
+        share = ((whole - F.pmod(whole, divisor)) / divisor).cast("long")
+        name = f"__cola_share_{number}_{uuid.uuid4().hex}"
+        shares.append((share if scope is None else F.when(scope, share)).alias(name))
+    return shares
+
+
+def _distinct_of_shares(total: int | None, rows: int) -> int | None:
+    """The number of keys whose shares (:func:`_key_shares`) sum to ``total`` over at most
+    ``rows`` rows, or None when it cannot be told exactly (more rows than ``SHARE``, or a sum
+    that overflowed): the set is then counted apart."""
+    if total is None or rows > SHARE:
+        return None
+    return -(-int(total) // SHARE)
 
 
 @dataclass(frozen=True)
@@ -268,17 +302,20 @@ class Flagged:
     Attributes:
         rows: the rows to write.
         observation: what the write measures, in one observation: the block's aggregates
-            (``a0``...), the distinct counts of the first-row marks (``d0``...), the rows
+            (``a0``...), the sums of the key shares (``d0``...), the rows
             per outcome (``valid``, ``invalid``), and the rows carrying each of ``codes``
             (``r0``...).
         read_schema: the schema of an outcome's folder read back (all but the outcome).
         codes: every rejection code a row can carry, each once, in rule order.
+        aggregates_from_codes: the block's aggregates read off a code's count instead of
+            observed: position in the plan's aggregates -> index in ``codes``.
     """
 
     rows: DataFrame
     observation: Any
     read_schema: StructType
     codes: tuple[str, ...]
+    aggregates_from_codes: Mapping[int, int]
 
 
 def _flagged(
@@ -289,25 +326,29 @@ def _flagged(
     annotate: str | None,
     quarantine_key: Sequence[str] | None,
     windowed: list[tuple[DistinctSet, tuple[str, ...]]],
-    aggregates: Sequence[Column],
+    block: tuple[Sequence[BaseCheck], BlockPlan] | None,
 ) -> Flagged:
+    """The rows to keep and their observation, whose aggregates are those of ``block`` (its
+    checks and their plan), or none."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    scanned, marks = _first_row_marks(df, prepared, windowed)
+    shares = _key_shares(df, windowed)
     # The checks' helper columns ride along to the one observation, which the aggregates read.
     own = set(df.columns)
     helpers = [F.col(quote(name)) for name in prepared.columns if name not in own]
-    flagged = flag_rows(df, scanned, row_checks, annotate, quarantine_key, riders=[*helpers, *marks])
-    mark_names = flagged.rows.columns[len(flagged.rows.columns) - len(marks):]
+    flagged = flag_rows(df, prepared, row_checks, annotate, quarantine_key, riders=[*helpers, *shares])
+    share_names = flagged.rows.columns[len(flagged.rows.columns) - len(shares):]
     rejected = F.size(F.col(flagged.codes)) > 0
     codes = flagged.possible_codes
+    aggregates = [] if block is None else block[1].aggregates
+    from_codes = {} if block is None else _aggregates_from_codes(*block, flagged, quarantine_key)
     observation = Observation(f"cola_split_{uuid.uuid4().hex}")
     measured = flagged.rows.observe(
         observation,
-        *(aggregate.alias(f"a{number}") for number, aggregate in enumerate(aggregates)),
-        *(F.count(F.when(F.col(name), 1)).alias(f"d{number}") for number, name in enumerate(mark_names)),
+        *(aggregate.alias(f"a{number}") for number, aggregate in enumerate(aggregates) if number not in from_codes),
+        *(F.try_sum(F.col(name)).alias(f"d{number}") for number, name in enumerate(share_names)),
         F.count(F.when(~rejected, 1)).alias(VALID),
         F.count(F.when(rejected, 1)).alias(INVALID),
         # Counted on the array the write stores, so each code's count is that of the rows
@@ -323,7 +364,33 @@ def _flagged(
         F.when(rejected, F.lit(INVALID)).otherwise(F.lit(VALID)).alias(outcome),
     )
     read_schema = StructType([field for field in rows.schema.fields if field.name != outcome])
-    return Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes)
+    return Flagged(rows=rows, observation=observation, read_schema=read_schema, codes=codes,
+                   aggregates_from_codes=from_codes)
+
+
+def _aggregates_from_codes(
+    checks: Sequence[BaseCheck], plan: BlockPlan, flagged: FlaggedRows, quarantine_key: Sequence[str] | None
+) -> dict[int, int]:
+    """The aggregates that count exactly the rows carrying one code (``BaseCheck.counted_codes``):
+    position in ``plan.aggregates`` -> index in ``flagged.possible_codes``.
+
+    A code counts a check's rows only when no other check's predicates put it on a row: not a
+    code two rules declare alike, nor the one ``quarantine_key`` spreads over a key's rows.
+    """
+    carriers = Counter(code for _, codes in flagged.codes_of_checks for code in set(codes))
+    spread = render_code("quarantine_key", *quarantine_key) if quarantine_key else None
+    index_of = {id(check): index for index, check in enumerate(checks)}
+    from_codes: dict[int, int] = {}
+    for check, codes in flagged.codes_of_checks:
+        index = index_of.get(id(check))
+        positions = plan.positions.get(index) if index is not None else None
+        if positions is None:
+            continue
+        # A shorter list of counted codes leaves the check's last aggregates observed.
+        for position, code in zip(positions, check.counted_codes(codes), strict=False):
+            if code is not None and code in codes and carriers[code] == 1 and code != spread:
+                from_codes[position] = flagged.possible_codes.index(code)
+    return from_codes
 
 
 def read_staged(

@@ -1,10 +1,11 @@
 """The staging write of ``split_write``: every row written once, with what it measures.
 
-The input is read once for both outputs and the plain aggregates; a ``unique`` rule's distinct
-count is taken on the write's own window; an aggregate Spark cannot observe, or that fails on
-the data, gets its own scan; every row of a non-deterministic input lands in exactly one
-output; the staging write is lossless beside a csv output; and the rows per rejection code are
-observed on the write.
+The input is read once for both outputs and the plain aggregates; a row rule's count is read
+off its code's, so its predicate runs once per row; a ``unique`` rule's distinct count is
+taken on the write's own window, from its counts per key; an aggregate Spark cannot observe,
+or that fails on the data, gets its own scan; every row of a non-deterministic input lands in
+exactly one output; the staging write is lossless beside a csv output; and the rows per
+rejection code are observed on the write.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cola_core import BaseCheck, Capability, CheckResult, Cola, ColaOutputError
-from cola_helpers import SPLIT_ORDERS, SPLIT_RULES, parquet_rows, visible_files
+from cola_helpers import CONNECT, SPLIT_ORDERS, SPLIT_RULES, parquet_rows, visible_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
 
@@ -304,3 +305,107 @@ def test_rejections_are_observed_when_an_aggregate_fails_on_the_data(spark, tmp_
     outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
     assert outcome.results[1].message.startswith("row_count: Spark could not evaluate the rule on this data")
     assert outcome.rejections == {"not_null(v)": 1}
+
+
+# -- a row rule's count read off its code; distinct keys from the window's counts -----------------
+
+
+class OddAmount(BaseCheck):
+    """A custom row rule whose predicate is a Python UDF that counts its calls, so a test can
+    tell how many times the split evaluated it per row."""
+
+    capabilities = frozenset({Capability.ROW})
+    calls = None  # the accumulator of the test running it
+
+    def violation(self, df):
+        from pyspark.sql import functions as F
+
+        calls = OddAmount.calls
+
+        def odd(amount):
+            calls.add(1)
+            return amount is not None and int(amount) % 2 == 1
+
+        return F.udf(odd, "boolean", useArrow=False)(F.col("amount"))  # pyarrow is not installed
+
+
+@pytest.mark.skipif(CONNECT, reason="an accumulator needs sparkContext, which Spark Connect lacks")
+def test_a_row_rules_offending_rows_are_read_off_its_code_so_its_predicate_runs_once_per_row(spark, split_orders,
+                                                                                           tmp_path):
+    cola = Cola()
+    cola.register("odd_amount", OddAmount)
+    OddAmount.calls = spark.sparkContext.accumulator(0)
+    rules = [{"type": "odd_amount"}, {"type": "not_null", "columns": ["email"]}]
+    outcome = cola.split_write(split_orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                               annotate="codes", annotate_valid=True)
+    # Once per row, in the projection of the codes; the rule's count is that of its code's rows.
+    assert OddAmount.calls.value == len(SPLIT_ORDERS)
+    assert outcome.results[0].message == "odd_amount: 3 rows break the rule"
+    assert outcome.results[0].failed_count == 3
+    assert outcome.rejections == {"odd_amount": 3, "not_null(email)": 1}
+
+
+@pytest.mark.parametrize("quarantine_key", [None, ["order_id"]])
+def test_a_code_that_more_than_one_rule_puts_on_rows_is_not_read_as_one_rules_count(spark, tmp_path, quarantine_key):
+    df = spark.createDataFrame(
+        [(1, "ab", None, 1), (2, "x", "y", 1), (2, "ab", "v", 1), (3, "cd", None, None), (3, "ok", "z", 2),
+         (4, "ok", "w", 2)],
+        "order_id int, code string, email string, grp int",
+    )
+    rules = [
+        # Two rules declaring one code: each counts its own rows, not the code's.
+        {"type": "regex", "column": "code", "pattern": "^[a-z]{2}$", "code": "BAD"},
+        {"type": "range", "column": "order_id", "max": 2, "code": "BAD"},
+        # A code declared for both columns: the counts stay per column.
+        {"type": "not_null", "columns": ["email", "grp"], "code": "MISSING"},
+        # A rule declaring the code quarantine_key spreads over the rows of a rejected key.
+        {"type": "range", "column": "grp", "max": 1, "code": "quarantine_key(order_id)", "where": "order_id = 4"},
+    ]
+    outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                 annotate="codes", quarantine_key=quarantine_key)
+    assert outcome.results == Cola().run(df, rules)
+    assert [result.failed_count for result in outcome.results] == [1, 3, 3, 1]
+    assert outcome.results[2].details == {"columns": {"email": 2, "grp": 1}}
+    # quarantine_key pulls in the second row of order 2, under the code the last rule declares.
+    spread = {"quarantine_key(order_id)": 2} if quarantine_key else {"quarantine_key(order_id)": 1}
+    assert outcome.rejections == {"BAD": 4, "MISSING": 2, **spread}
+
+
+def test_the_key_shares_give_the_number_of_keys_exactly_up_to_share_rows():
+    from cola_core.plan.staging_write import SHARE, _distinct_of_shares
+
+    counts = [1, 2, 3, 7, 1_000_003]  # rows per key, none dividing SHARE but 1 and 2
+    total = sum(count * (SHARE // count) for count in counts)
+    assert _distinct_of_shares(total, sum(counts)) == 5
+    # The most rows it answers for: a key of SHARE - 1 rows holds SHARE - (SHARE - 1) + ... at its worst.
+    worst = [SHARE - 1, 1]
+    assert _distinct_of_shares(sum(count * (SHARE // count) for count in worst), SHARE) == 2
+    assert _distinct_of_shares(SHARE * 3, SHARE + 1) is None  # more rows than SHARE: counted apart
+    assert _distinct_of_shares(None, 10) is None  # the sum overflowed
+
+
+@pytest.mark.parametrize(("share", "jobs"), [(6, 2), (5, 3)])
+def test_more_rows_than_the_share_get_the_distinct_count_of_a_pass_of_its_own(spark, split_orders, tmp_path,
+                                                                              job_counter, monkeypatch, share, jobs):
+    # SHARE made as small as the data, to run the boundary on 6 rows: at 6 the window's counts
+    # still tell the keys exactly; at 5 they cannot, and the distinct count takes a pass.
+    import cola_core.plan.staging_write as staging_write
+
+    monkeypatch.setattr(staging_write, "SHARE", share)
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(split_orders, SPLIT_RULES, valid=str(tmp_path / "v"),
+                                     invalid=str(tmp_path / "i"), annotate="codes")
+    assert outcome.results[2].message == "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"
+    assert counted.jobs == jobs  # the write, the valid rows' copy (and the distinct count's pass)
+
+
+def test_a_scoped_unique_rule_on_null_keys_and_keys_out_of_scope_counts_exactly(spark, tmp_path):
+    rows = [(None, 1), (None, 1), (1, 1), (1, 1), (1, 1), (2, 0), (2, 1), (3, 0), (4, None)] + [(5, 1)] * 7
+    df = spark.createDataFrame(rows, "k int, in_scope int")
+    rules = [{"type": "unique", "columns": ["k"], "where": "in_scope = 1"}, {"type": "unique", "columns": ["k"]}]
+    outcome = Cola().split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"))
+    assert outcome.results == Cola().run(df, rules)
+    assert [result.message for result in outcome.results] == [
+        "unique(k): 9 duplicate rows (13 rows, 4 distinct)",
+        "unique(k): 10 duplicate rows (16 rows, 6 distinct)",
+    ]
