@@ -288,11 +288,12 @@ def _key_shares(df: DataFrame, windowed: list[tuple[DistinctSet, tuple[str, ...]
 
 def _distinct_of_shares(total: int | None, rows: int) -> int | None:
     """The number of keys whose shares (:func:`_key_shares`) sum to ``total`` over at most
-    ``rows`` rows, or None when it cannot be told exactly (more rows than ``SHARE``, or a sum
-    that overflowed): the set is then counted apart."""
-    if total is None or rows > SHARE:
+    ``rows`` rows, or None when it cannot be told exactly (more rows than ``SHARE``): the set
+    is then counted apart. Up to ``SHARE`` rows the sum cannot overflow, so a NULL sum means
+    that no row was in scope."""
+    if rows > SHARE:
         return None
-    return -(-int(total) // SHARE)
+    return 0 if total is None else -(-int(total) // SHARE)
 
 
 @dataclass(frozen=True)

@@ -381,7 +381,18 @@ def test_the_key_shares_give_the_number_of_keys_exactly_up_to_share_rows():
     worst = [SHARE - 1, 1]
     assert _distinct_of_shares(sum(count * (SHARE // count) for count in worst), SHARE) == 2
     assert _distinct_of_shares(SHARE * 3, SHARE + 1) is None  # more rows than SHARE: counted apart
-    assert _distinct_of_shares(None, 10) is None  # the sum overflowed
+    assert _distinct_of_shares(None, 10) == 0  # no row in scope: the sum of no share is NULL
+
+
+def test_no_row_in_a_unique_rules_scope_counts_no_key_and_costs_no_pass(spark, split_orders, tmp_path, job_counter):
+    rules = [{"type": "unique", "columns": ["order_id"], "where": "amount > 1000"},
+             {"type": "not_null", "columns": ["email"]}]
+    with job_counter.count() as counted:
+        outcome = Cola().split_write(split_orders, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"),
+                                     annotate="codes", annotate_valid=True)
+    assert outcome.results == Cola().run(split_orders, rules)
+    assert outcome.results[0].message == "unique(order_id): all 0 rows are unique"
+    assert counted.jobs == 1  # the write alone: no pass for the distinct count
 
 
 @pytest.mark.parametrize(("share", "jobs"), [(6, 2), (5, 3)])
