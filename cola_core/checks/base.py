@@ -240,9 +240,11 @@ class BaseCheck(CheckMachinery):
             out), the code whose rows it counts exactly: the rows in scope for which one of the
             check's predicates with that code holds. None for a Column that counts anything
             else. A row check that only counts its offending rows, all under one code, counts
-            that code's rows; one that states its own aggregations says so itself.
+            that code's rows; one that states its own aggregations (or counts its offending
+            rows its own way) says so itself.
         """
-        inherited = type(self).aggregations is BaseCheck.aggregations
+        inherited = (type(self).aggregations is BaseCheck.aggregations
+                     and type(self).count_offending is BaseCheck.count_offending)
         if self.counts_offending and inherited and len(set(codes)) == 1:
             return [codes[0]]
         return []

@@ -74,8 +74,9 @@ class NotNullCheck(_LabelledCheck):
 
     def counted_codes(self, codes: Sequence[str]) -> list[str | None]:
         # A NULL count per column, each the rows carrying that column's code, unless a
-        # declared code stands for every column.
-        return list(codes) if len(set(codes)) == len(codes) == len(self.params["columns"]) else []
+        # declared code stands for every column, or a subclass flags or counts rows its own way.
+        own = type(self).violations is NotNullCheck.violations and type(self).aggregations is NotNullCheck.aggregations
+        return list(codes) if own and len(set(codes)) == len(codes) == len(self.params["columns"]) else []
 
     def _count_nulls(self, df: DataFrame, column: str) -> Column:
         from pyspark.sql import functions as F

@@ -207,7 +207,7 @@ def flag_rows(
         prepared: ``df`` with the helper columns of the checks (``prepare_all``).
         row_checks: bound row-level checks (:func:`checked_split`).
         riders: named columns computed in the same projection and kept after the codes: a
-            window over the same columns as a rule's (``split_write``'s distinct marks) then
+            window over the same columns as a rule's (``split_write``'s key shares) then
             shares that rule's Window operator.
     """
     from pyspark.sql import functions as F

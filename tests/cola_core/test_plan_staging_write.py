@@ -420,3 +420,24 @@ def test_a_scoped_unique_rule_on_null_keys_and_keys_out_of_scope_counts_exactly(
         "unique(k): 9 duplicate rows (13 rows, 4 distinct)",
         "unique(k): 10 duplicate rows (16 rows, 6 distinct)",
     ]
+
+
+def test_a_subclass_that_flags_rows_its_own_way_keeps_its_own_count(spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    from cola_core.checks.core import NotNullCheck
+
+    class NonEmpty(NotNullCheck):
+        """Rejects NULL and '' but, as not_null, counts only the NULLs."""
+
+        def violations(self, df):
+            return [(self.column_code(c), F.col(c).isNull() | (F.col(c) == "")) for c in self.params["columns"]]
+
+    cola = Cola()
+    cola.register("non_empty", NonEmpty)
+    df = spark.createDataFrame([("a",), ("",), (None,), ("",)], "email string")
+    rules = [{"type": "non_empty", "columns": ["email"]}]
+    outcome = cola.split_write(df, rules, valid=str(tmp_path / "v"), invalid=str(tmp_path / "i"), annotate="codes")
+    assert outcome.results == cola.run(df, rules)
+    assert outcome.results[0].failed_count == 1  # its NULLs, not the 3 rows it rejects
+    assert (outcome.valid_count, outcome.invalid_count) == (1, 3)
