@@ -35,7 +35,7 @@ from cola_core.common.spark_errors import first_line
 from cola_core.errors import ColaError, ColaOutputError
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import measure_block, plan_block, prepare_all
-from cola_core.plan.split_destinations import csv_array_error
+from cola_core.plan.split_destinations import refuse_csv_arrays
 from cola_core.plan.staged_split import SplitOutcome, StagedSplit, checked_split_block, row_rules_failed
 from cola_core.plan.staging_write import INVALID, VALID, RowRulesFailed, evaluate_once
 from cola_core.storage.readwrite import write_output
@@ -82,8 +82,7 @@ def pinned_split(
     outputs = {VALID: parse_output(valid), INVALID: parse_output(invalid)}
     checks, columns = checked_split_block(df, checks, annotate, quarantine_key, annotate_valid)
     for side, spec in outputs.items():
-        if columns.arrays[side] and spec.format == "csv":
-            raise csv_array_error(columns.arrays[side][0])
+        refuse_csv_arrays(columns.arrays[side], spec.format)
     prepared = prepare_all(df, checks)
     plan = plan_block(df, checks, prepared)
     outcome = f"__cola_outcome_{uuid.uuid4().hex}"

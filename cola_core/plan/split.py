@@ -40,12 +40,7 @@ class ColaSplit(NamedTuple):
 
 def codes_column(df: DataFrame, checks: Sequence[BaseCheck]) -> Column:
     """``array<string>`` of the codes a row breaks, in rule order, each code once."""
-    return _codes_of_pairs(_code_pairs(df, checks))
-
-
-def _code_pairs(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[str, Column]]:
-    """Each row check's (code, predicate in its scope) pairs, in rule order."""
-    return [pair for _, pairs in _pairs_by_check(df, checks) for pair in pairs]
+    return _codes_of_pairs(_pairs_by_check(df, checks))
 
 
 def _pairs_by_check(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[BaseCheck, list[tuple[str, Column]]]]:
@@ -57,9 +52,10 @@ def _pairs_by_check(df: DataFrame, checks: Sequence[BaseCheck]) -> list[tuple[Ba
     ]
 
 
-def _codes_of_pairs(pairs: list[tuple[str, Column]]) -> Column:
+def _codes_of_pairs(by_check: list[tuple[BaseCheck, list[tuple[str, Column]]]]) -> Column:
     from pyspark.sql import functions as F
 
+    pairs = [pair for _, check_pairs in by_check for pair in check_pairs]
     if not pairs:
         return F.array().cast("array<string>")
     # A NULL predicate (e.g. a custom check comparing a NULL) never blames a row.
@@ -125,8 +121,8 @@ def check_split_options(
             )
 
 
-def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
-    """Quarantine every otherwise-valid row that shares a key with a rejected row."""
+def _spread_over_key(codes: Column, key: Sequence[str], code: str) -> Column:
+    """Quarantine, under ``code``, every otherwise-valid row that shares a key with a rejected row."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -136,7 +132,7 @@ def _spread_over_key(codes: Column, key: Sequence[str]) -> Column:
     # A key with a NULL in it names no entity, so such rows are never pulled in.
     key_rejected = F.max(F.when(complete_key, F.size(codes) > 0)).over(Window.partitionBy(*[quote(c) for c in key]))
     pulled_in = (F.size(codes) == 0) & is_true(key_rejected)
-    return F.when(pulled_in, F.array(F.lit(render_code("quarantine_key", *key)))).otherwise(codes)
+    return F.when(pulled_in, F.array(F.lit(code))).otherwise(codes)
 
 
 class FlaggedRows(NamedTuple):
@@ -147,19 +143,24 @@ class FlaggedRows(NamedTuple):
         columns: the input's column names.
         codes: the name of the ``array<string>`` column of blocking codes (empty: valid).
         warnings: the name of the column of warning codes, or ``None``.
-        possible_codes: every code the codes column can hold, each once, in rule order: the
-            blocking rules' (one per column for a multi-column ``not_null``), then the
-            ``quarantine_key`` one.
         codes_of_checks: each blocking row check with the codes of its (code, predicate)
             pairs, in the order of its ``violations``.
+        spread_code: the code ``quarantine_key`` puts on the rows it pulls in, or ``None``.
     """
 
     rows: DataFrame
     columns: list[str]
     codes: str
     warnings: str | None
-    possible_codes: tuple[str, ...] = ()
     codes_of_checks: tuple[tuple[BaseCheck, tuple[str, ...]], ...] = ()
+    spread_code: str | None = None
+
+    @property
+    def possible_codes(self) -> tuple[str, ...]:
+        """Every code the codes column can hold, each once, in rule order: the blocking rules'
+        (one per column for a multi-column ``not_null``), then ``spread_code``."""
+        codes = (code for _, check_codes in self.codes_of_checks for code in check_codes)
+        return tuple(dict.fromkeys((*codes, *([self.spread_code] if self.spread_code else []))))
 
     def valid_columns(self, annotate: str | None) -> list[Column]:
         """The valid side's columns: the input's, then ``<annotate>_warnings``."""
@@ -220,21 +221,19 @@ def flag_rows(
     codes_name, warnings_name = f"__cola_codes_{fresh}", f"__cola_warnings_{fresh}"
     with shared_columns():
         by_check = _pairs_by_check(prepared, blocking)
-        pairs = [pair for _, check_pairs in by_check for pair in check_pairs]
-        codes = _codes_of_pairs(pairs)
+        codes = _codes_of_pairs(by_check)
         extra = [codes_column(prepared, warning).alias(warnings_name)] if warning and annotate else []
     flagged = prepared.select(*columns, codes.alias(codes_name), *extra, *riders)
+    spread_code = None
     if quarantine_key:
+        spread_code = render_code("quarantine_key", *quarantine_key)
         keep_warnings = [F.col(warnings_name)] if extra else []
         kept_riders = [F.col(name) for name in flagged.columns[len(columns) + 1 + len(extra):]]
-        spread = _spread_over_key(F.col(codes_name), quarantine_key).alias(codes_name)
+        spread = _spread_over_key(F.col(codes_name), quarantine_key, spread_code).alias(codes_name)
         flagged = flagged.select(*columns, spread, *keep_warnings, *kept_riders)
-    possible = tuple(dict.fromkeys(code for code, _ in pairs))
-    if quarantine_key:
-        possible = tuple(dict.fromkeys((*possible, render_code("quarantine_key", *quarantine_key))))
     codes_of_checks = tuple((check, tuple(code for code, _ in check_pairs)) for check, check_pairs in by_check)
-    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None, possible,
-                       codes_of_checks)
+    return FlaggedRows(flagged, list(df.columns), codes_name, warnings_name if extra else None, codes_of_checks,
+                       spread_code)
 
 
 def split_block(

@@ -12,6 +12,7 @@ Apart from ``staging_write`` (the one write of the rows, which this module reads
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,8 +42,8 @@ __all__ = [
     "SideColumns",
     "choose_route",
     "clean_up",
-    "csv_array_error",
     "publish_both",
+    "refuse_csv_arrays",
     "refuse_same_target",
     "refuse_unwritable_columns",
     "resolve",
@@ -226,14 +227,12 @@ def choose_route(fs: Files, destination: Destination, staging: Staging, columns:
 
 def refuse_unwritable_columns(columns: SideColumns, destinations: list[Destination], staging: Staging) -> None:
     """Refuse, before any job, a CSV output of the codes arrays, or rows a table cannot take."""
-    if columns.arrays[INVALID] and staging.layout.format == "csv":
-        raise csv_array_error(columns.arrays[INVALID][0])
+    refuse_csv_arrays(columns.arrays[INVALID], staging.layout.format)
     for destination in destinations:
         facts = destination.facts
         output_format = facts.provider if facts is not None else destination.spec.format
         arrays = columns.arrays[destination.side]
-        if arrays and output_format == "csv":
-            raise csv_array_error(arrays[0])
+        refuse_csv_arrays(arrays, output_format)
         if destination.how != "append-table":
             continue
         assert facts is not None
@@ -252,10 +251,13 @@ def refuse_unwritable_columns(columns: SideColumns, destinations: list[Destinati
                 )
 
 
-def csv_array_error(column: str) -> ColaOutputError:
-    return ColaOutputError(
-        f"a csv output cannot hold the array column {column!r}; write parquet, orc or json, or leave out annotate"
-    )
+def refuse_csv_arrays(arrays: Sequence[str], output_format: str | None) -> None:
+    """Refuse, before any job, a csv output of rows with array columns (the codes)."""
+    if arrays and output_format == "csv":
+        raise ColaOutputError(
+            f"a csv output cannot hold the array column {arrays[0]!r}; write parquet, orc or json, or leave out "
+            "annotate"
+        )
 
 
 def stage(

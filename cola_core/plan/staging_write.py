@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cola_core.checks.base import BaseCheck
 from cola_core.common.columns import column_of, quote, scope_column
-from cola_core.common.formatting import render_code
 from cola_core.common.spark_errors import first_line, is_evaluation_failure
 from cola_core.errors import ColaOutputError
 from cola_core.plan.planner import BlockPlan, DistinctSet, distinct_key
@@ -223,14 +222,11 @@ def evaluate_once(
             from_codes = flagged.aggregates_from_codes
             observed = [values[f"r{from_codes[n]}"] if n in from_codes else values[f"a{n}"]
                         for n in range(len(aggregates))]
-        rows = int(values[VALID]) + int(values[INVALID])
+        counts = {VALID: int(values[VALID]), INVALID: int(values[INVALID])}
         distinct = {distinct_set: count for n, (distinct_set, _) in enumerate(windowed)
-                    if (count := _distinct_of_shares(values[f"d{n}"], rows)) is not None}
+                    if (count := _distinct_of_shares(values[f"d{n}"], sum(counts.values()))) is not None}
         counted = ((code, int(values[f"r{n}"])) for n, code in enumerate(flagged.codes))
-        return Written(
-            observed, distinct, {VALID: int(values[VALID]), INVALID: int(values[INVALID])},
-            {code: rows for code, rows in counted if rows}, flagged,
-        )
+        return Written(observed, distinct, counts, {code: rows for code, rows in counted if rows}, flagged)
     raise AssertionError("the last attempt returns or raises")
 
 
@@ -344,7 +340,7 @@ def _flagged(
     rejected = F.size(F.col(flagged.codes)) > 0
     codes = flagged.possible_codes
     aggregates = [] if block is None else block[1].aggregates
-    from_codes = {} if block is None else _aggregates_from_codes(*block, flagged, quarantine_key)
+    from_codes = {} if block is None else _aggregates_from_codes(*block, flagged)
     observation = Observation(f"cola_split_{uuid.uuid4().hex}")
     measured = flagged.rows.observe(
         observation,
@@ -369,9 +365,7 @@ def _flagged(
                    aggregates_from_codes=from_codes)
 
 
-def _aggregates_from_codes(
-    checks: Sequence[BaseCheck], plan: BlockPlan, flagged: FlaggedRows, quarantine_key: Sequence[str] | None
-) -> dict[int, int]:
+def _aggregates_from_codes(checks: Sequence[BaseCheck], plan: BlockPlan, flagged: FlaggedRows) -> dict[int, int]:
     """The aggregates that count exactly the rows carrying one code (``BaseCheck.counted_codes``):
     position in ``plan.aggregates`` -> index in ``flagged.possible_codes``.
 
@@ -379,7 +373,7 @@ def _aggregates_from_codes(
     code two rules declare alike, nor the one ``quarantine_key`` spreads over a key's rows.
     """
     carriers = Counter(code for _, codes in flagged.codes_of_checks for code in set(codes))
-    spread = render_code("quarantine_key", *quarantine_key) if quarantine_key else None
+    possible = flagged.possible_codes
     index_of = {id(check): index for index, check in enumerate(checks)}
     from_codes: dict[int, int] = {}
     for check, codes in flagged.codes_of_checks:
@@ -389,8 +383,8 @@ def _aggregates_from_codes(
             continue
         # A shorter list of counted codes leaves the check's last aggregates observed.
         for position, code in zip(positions, check.counted_codes(codes), strict=False):
-            if code is not None and code in codes and carriers[code] == 1 and code != spread:
-                from_codes[position] = flagged.possible_codes.index(code)
+            if code is not None and code in codes and carriers[code] == 1 and code != flagged.spread_code:
+                from_codes[position] = possible.index(code)
     return from_codes
 
 
