@@ -287,7 +287,7 @@ def check_history_store(spark: SparkSession, store: OutputSpec, expected: str = 
 
     Raises:
         ColaOutputError: naming the store and what differs; or, over Spark Connect, a path
-            store this client cannot append to (see ``publish.LocalFileSystem``).
+            store this client cannot append to (see ``local_files.LocalFileSystem``).
     """
     if store.path is not None:
         file_system(spark).qualified(store.path)  # refused here, not after the run's scan

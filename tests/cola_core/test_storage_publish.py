@@ -1,11 +1,12 @@
-"""``cola_core.storage.publish``: Hadoop file system steps and their undo, on the real local file system."""
+"""``cola_core.storage.publish`` and ``hadoop_files``: Hadoop file system steps and their undo, on the real local file system."""
 
 from __future__ import annotations
 
 import pytest
 
 from cola_core.errors import ColaOutputError
-from cola_core.storage.publish import FileSystem, Publication, publish_folder
+from cola_core.storage.hadoop_files import FileSystem
+from cola_core.storage.publish import Publication, publish_folder
 
 pytestmark = pytest.mark.spark
 
