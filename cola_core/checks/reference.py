@@ -6,10 +6,8 @@
 - ``reconcile`` (aggregate): an aggregate of the data (``count``, ``sum``, ``min``, ``max``,
   ``avg``) is close enough to the same aggregate of the reference.
 
-The reference is an input spec, the same as the CLI's source (``{"path": ..., "format": ...}``,
-``{"table": ...}`` or ``{"query": ...}``). It is validated in pure Python when the rule is
-parsed; the planner reads it when the block runs and hands it to the check
-(``BaseCheck.references`` and ``with_inputs``), so the checks never read storage.
+What they share with ``reference_match`` (the reference's spec, how a data column and a
+reference column are compared, the key lookup) is :mod:`cola_core.checks.reference_base`.
 """
 
 from __future__ import annotations
@@ -21,20 +19,20 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
-from cola_core.checks.base import BaseCheck, Capability
-from cola_core.checks.conditions import column_type, type_family
+from cola_core.checks.base import Capability
+from cola_core.checks.conditions import column_type
+from cola_core.checks.reference_base import ReferenceCheck, is_numeric, parse_reference
 from cola_core.checks.rows import CountedRowCheck
-from cola_core.common.columns import column_of, exact_sum_input, scope_column, try_cast
+from cola_core.common.columns import column_of, exact_sum_input, scope_column
 from cola_core.common.formatting import format_number, render_code
 from cola_core.common.spark_errors import analyse_now, first_line, is_unreachable
 from cola_core.common.values import plain_number
-from cola_core.errors import ColaRuleError, ColaSourceError
+from cola_core.errors import ColaRuleError
 from cola_core.guards.sqlguard import check_condition
 from cola_core.language.judging import judge_metric
 from cola_core.language.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.language.result import CheckResult
 from cola_core.language.thresholds import threshold_of
-from cola_core.storage.specs import SourceSpec, parse_source
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -45,161 +43,11 @@ __all__ = ["RECONCILE_AGGREGATES", "RECONCILE_DIFFERENCES", "ForeignKeyCheck", "
 RECONCILE_AGGREGATES = ("count", "sum", "min", "max", "avg")
 RECONCILE_DIFFERENCES = ("relative", "absolute")
 
-# Decimal digits left of the point that each integral type can hold.
-_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
-
-
-def _parse_reference(value: Any) -> SourceSpec:
-    try:
-        return parse_source(value)
-    except ColaSourceError as error:
-        raise ColaRuleError(f"'reference' is not a valid input: {error}") from error
-
-
-def _is_numeric(data_type: DataType) -> bool:
-    return type_family(data_type) in ("numeric", "float")
-
-
-def _uncomparable(data_type: DataType) -> str | None:
-    """Why Spark cannot test values of ``data_type`` for equality (a map or a variant, at any
-    depth), or None when it can."""
-    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
-
-    if isinstance(data_type, MapType):
-        return "it holds a map, which Spark cannot compare"
-    if isinstance(data_type, VariantType):
-        return "it holds a variant, which Spark cannot compare"
-    if isinstance(data_type, ArrayType):
-        return _uncomparable(data_type.elementType)
-    if isinstance(data_type, StructType):
-        return next((why for f in data_type.fields if (why := _uncomparable(f.dataType))), None)
-    return None
-
-
-def _is_nested(data_type: DataType) -> bool:
-    from pyspark.sql.types import ArrayType, MapType, StructType
-
-    return isinstance(data_type, (ArrayType, MapType, StructType))
-
-
-def _comparison_type(data_type: DataType, reference_type: DataType) -> str | None:
-    """The type a data value and a reference value are compared as; None when they already
-    match (nullability aside, which equality ignores).
-
-    Spark would widen most pairs itself, but under ANSI mode it compares a string with a
-    number by casting the string, and a non-numeric string then fails the whole job. Both
-    sides are cast to one explicit type with ``try_cast``: a value that does not fit it (a
-    decimal with more whole digits than the other side can hold) is NULL, and so equals
-    nothing, which is true of it. Decimals keep the larger scale, so no digit is rounded
-    away. One explicit type also keeps distinct reference keys distinct after the cast, so
-    the join can never match a row twice.
-
-    Raises:
-        ValueError: nested types (arrays, structs) that differ beyond nullability; their
-            text would compare ``["a, b"]`` equal to ``["a", "b"]``.
-    """
-    from pyspark.sql.types import DecimalType, IntegralType
-
-    if data_type == reference_type or data_type.simpleString() == reference_type.simpleString():
-        return None
-    if _is_nested(data_type) or _is_nested(reference_type):
-        raise ValueError(f"{data_type.simpleString()} against {reference_type.simpleString()}")
-    families = {type_family(data_type), type_family(reference_type)}
-    if _is_numeric(data_type) and _is_numeric(reference_type):
-        if "float" in families:
-            return "double"
-        if isinstance(data_type, IntegralType) and isinstance(reference_type, IntegralType):
-            return "bigint"
-        digits = [
-            (t.precision - t.scale, t.scale) if isinstance(t, DecimalType) else (_INTEGRAL_DIGITS[t.simpleString()], 0)
-            for t in (data_type, reference_type)
-        ]
-        scale = max(right for _, right in digits)
-        whole = min(max(left for left, _ in digits), 38 - scale)
-        return f"decimal({whole + scale},{scale})"
-    if families <= {"date", "timestamp"}:
-        return "timestamp"
-    return "string"
-
-
-class _ReferenceCheck(BaseCheck):
-    """A rule over the data and its ``reference``, which the planner reads for it."""
-
-    scopes_itself = True
-
-    def references(self) -> Mapping[str, SourceSpec]:
-        return {"reference": _parse_reference(self.params["reference"])}
-
-    @property
-    def reference(self) -> DataFrame:
-        """The reference as the planner read it (lazy)."""
-        return self.input("reference")
-
-    def reference_type(self, reference: DataFrame, name: str) -> DataType:
-        """The type of the reference's column ``name``; a missing one is a rule error."""
-        from pyspark.errors import PySparkException
-
-        try:
-            return column_type(reference, name)
-        except PySparkException as error:
-            if is_unreachable(error):
-                raise
-            described = _parse_reference(self.params["reference"]).describe()
-            has = ", ".join(reference.columns)
-            reason = f"reference column {name!r} does not exist in the {described}; it has {has}"
-            raise self.rule_error(reason) from error
-
-    def compared_as(self, df: DataFrame, column: str, reference_column: str) -> str | None:
-        """The type ``column`` of the data and ``reference_column`` of the reference are
-        compared as (``_comparison_type``); a rule error when Spark cannot compare them."""
-        data_type = column_type(df, column)
-        reference_type = self.reference_type(self.reference, reference_column)
-        for side, name, checked in (("", column, data_type), ("reference column ", reference_column, reference_type)):
-            why = _uncomparable(checked)
-            if why is not None:
-                raise self.rule_error(
-                    f"cannot compare {side}{name} ({checked.simpleString()}): {why}; compare its parts as "
-                    "separate columns, or cast it to a string in a query reference first"
-                )
-        try:
-            return _comparison_type(data_type, reference_type)
-        except ValueError as error:
-            raise self.rule_error(
-                f"cannot compare {column} with reference column {reference_column}: {error}; give both sides "
-                "the same type (a query reference can cast its side)"
-            ) from None
-
-
-    def key_lookup(
-        self, df: DataFrame, keys: Sequence[str], reference_keys: Sequence[str], marker: str
-    ) -> tuple[list[str], list[Column], Column, Column]:
-        """How the data's ``keys`` meet the reference's ``reference_keys``, compared as one type.
-
-        Returns:
-            The aliases of the reference's key columns (``<marker>_key<n>``), those columns as
-            selected from the reference, the join condition with the data, and the condition
-            that none of the reference's keys is NULL (such a row names nothing).
-        """
-        from pyspark.sql import functions as F
-
-        aliases, selected, matches = [], [], []
-        for number, (column, reference_column) in enumerate(zip(keys, reference_keys, strict=True)):
-            alias = f"{marker}_key{number}"
-            as_type = self.compared_as(df, column, reference_column)
-            data_key, reference_key = column_of(df, column), column_of(self.reference, reference_column)
-            if as_type is not None:
-                data_key, reference_key = try_cast(data_key, as_type), try_cast(reference_key, as_type)
-            aliases.append(alias)
-            selected.append(reference_key.alias(alias))
-            matches.append(data_key == F.col(alias))
-        complete = reduce(lambda a, b: a & b, [F.col(alias).isNotNull() for alias in aliases])
-        return aliases, selected, reduce(lambda a, b: a & b, matches), complete
-
 
 # -- foreign_key -------------------------------------------------------------------------
 
 
-class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
+class ForeignKeyCheck(ReferenceCheck, CountedRowCheck):
     """A row whose key (``column`` or ``columns``) is absent from the reference's
     ``reference_columns`` is invalid. A key with a NULL in it names nothing and passes; pair
     the rule with ``not_null`` to refuse it.
@@ -237,7 +85,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
         if ("column" in params) == ("columns" in params):
             problem = "gives both 'column' and 'columns'" if "column" in params else "needs 'column' or 'columns'"
             raise ColaRuleError(f"{problem}; give one: the key that must occur in the reference")
-        _parse_reference(params["reference"])
+        parse_reference(params["reference"])
         keys = [params["column"]] if "column" in params else list(params["columns"])
         references = params.get("reference_columns", keys)
         if len(references) != len(keys):
@@ -282,7 +130,7 @@ class ForeignKeyCheck(_ReferenceCheck, CountedRowCheck):
 # -- reconcile ---------------------------------------------------------------------------
 
 
-class ReconcileCheck(_ReferenceCheck):
+class ReconcileCheck(ReferenceCheck):
     """An aggregate of the data (within ``where``) against the same aggregate of the reference
     (within ``reference_where``). ``must_be`` and ``warn`` judge the difference: absolute, or
     relative, as a percentage of the reference value.
@@ -353,7 +201,7 @@ class ReconcileCheck(_ReferenceCheck):
                     f"'{key}' ({params[key]}) is a percentage, but the difference is absolute (in the column's "
                     "units); drop the % or set \"difference\": \"relative\""
                 )
-        _parse_reference(params["reference"])
+        parse_reference(params["reference"])
         if "reference_where" in params:
             check_condition(params["reference_where"], "reference_where")
 
@@ -387,7 +235,7 @@ class ReconcileCheck(_ReferenceCheck):
         if column is None:
             return None
         data_type = lookup(df, column)
-        if self.params["aggregate"] != "count" and not _is_numeric(data_type):
+        if self.params["aggregate"] != "count" and not is_numeric(data_type):
             raise self.rule_error(
                 f"{self.params['aggregate']} needs a numeric column, but {side} column {column} is "
                 f"{data_type.simpleString()}; cast it first",

@@ -6,20 +6,22 @@ key, with the number of reference rows that carry it and, when that number is on
 to compare. A key the reference holds twice therefore never duplicates a data row; the rows
 that meet it break the rule with ``reference_match(duplicate_key)``, since nothing says which
 reference row they should match. Like ``foreign_key``'s lookup, the join joins the block's
-single scan and the split, and Spark broadcasts a small reference.
+single scan and the split, and Spark broadcasts a small reference. When two numbers agree
+within a column's ``absolute_difference`` or ``relative_difference`` is
+:mod:`cola_core.checks.differences`.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_FLOOR, Decimal, localcontext
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import Capability
 from cola_core.checks.conditions import column_type, type_family
-from cola_core.checks.reference import _parse_reference, _ReferenceCheck
+from cola_core.checks.differences import within_difference
+from cola_core.checks.reference_base import ReferenceCheck, parse_reference
 from cola_core.common.columns import column_of, try_cast
 from cola_core.common.formatting import plural, render_code
 from cola_core.common.values import is_finite_number
@@ -29,7 +31,6 @@ from cola_core.language.result import CheckResult
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import DataType
 
 __all__ = ["MISSING_POLICIES", "ReferenceMatchCheck"]
 
@@ -38,13 +39,6 @@ MISSING_POLICIES = ("fail", "ignore")
 # would share its code, so such a rule must declare a code of its own.
 _KEY_CODES = ("missing", "duplicate_key")
 _DIFFERENCES = ("absolute_difference", "relative_difference")
-# Float and double values carry binary rounding (1.1 - 1.0 is 0.10000000000000009): a gap
-# beyond a non-zero limit by no more than one unit in the last place of the larger value
-# (machine epsilon times it, at most two) is within it, so that a boundary written in decimal
-# stays inclusive. Decimal and integral columns compare exactly.
-_EPSILON = {"float": 2.0**-23, "double": 2.0**-52}
-# No gap between two decimal(38) values reaches this: a limit this large always holds.
-_NO_DECIMAL_GAP = Decimal(10) ** 38
 
 
 def _names(params: Mapping[str, Any], own: str, other: str) -> list[str]:
@@ -97,89 +91,8 @@ def _check_differences(params: Mapping[str, Any]) -> None:
                 raise ColaRuleError(f"'{key}.{column}' must be a number >= 0{unit}, got {limit!r}")
 
 
-def _decimal_limit(limit: float) -> Column | None:
-    """A rule's limit as an exact decimal literal; None when it is beyond any decimal gap.
 
-    A limit is a JSON number: an int of at most 38 digits or a double of at most 17
-    significant ones, so it fits decimal(38) once fractional digits beyond the 38th are
-    dropped (a limit that small is 0 to any decimal column).
-    """
-    from pyspark.sql import functions as F
-
-    value = Decimal(limit) if isinstance(limit, int) else Decimal(repr(limit))
-    if value >= _NO_DECIMAL_GAP:
-        return None
-    whole = max(1, value.adjusted() + 1)
-    exponent = value.as_tuple().exponent
-    scale = min(max(0, -exponent if isinstance(exponent, int) else 0), 38 - whole)
-    with localcontext() as context:
-        context.prec = 80  # room for 38 digits either side of the point
-        kept = value.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_FLOOR)
-    return F.lit(format(kept, "f")).cast(f"decimal({whole + scale},{scale})")
-
-
-def _within(
-    data: Column, reference: Column, as_type: DataType, absolute: float | None, relative: float | None
-) -> Column:
-    """Whether two present numbers differ by no more than ``absolute``, or by no more than
-    ``relative`` percent of ``reference`` (NULL when either value is NULL)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import DecimalType, FloatType, IntegralType
-
-    if isinstance(as_type, (DecimalType, IntegralType)):
-        if isinstance(as_type, IntegralType):
-            # Integers subtract as decimals: a bigint difference can overflow, and fail the job.
-            data, reference = data.cast("decimal(20,0)"), reference.cast("decimal(20,0)")
-        # try_subtract and try_multiply are NULL where a decimal overflows; then the values
-        # are compared as doubles, whose range has room for any such gap. Spark keeps 38
-        # digits of a difference: between two decimal(38, s) values, it drops the last
-        # fractional digit. A limit of 0 is therefore equality itself, never a gap.
-        gap = F.abs(F.try_subtract(data, reference))
-        exact = []
-        if absolute is not None:
-            limit = _decimal_limit(absolute)
-            if not absolute:
-                exact.append(F.lit(False))
-            elif limit is None:
-                exact.append(F.lit(True))
-            else:
-                exact.append(gap <= limit)
-        if relative is not None:
-            share = _decimal_limit(relative)
-            # gap * 100 <= relative * |reference|: no division, so nothing is rounded.
-            if not relative:
-                exact.append(F.lit(False))
-            elif share is None:
-                exact.append(F.lit(True))
-            else:
-                exact.append(F.try_multiply(gap, F.lit(100)) <= F.try_multiply(share, F.abs(reference)))
-        approximate = _within_doubles(data.cast("double"), reference.cast("double"), "double", absolute, relative)
-        return F.coalesce(reduce(lambda a, b: a | b, exact), approximate)
-    return _within_doubles(data, reference, "float" if isinstance(as_type, FloatType) else "double", absolute, relative)
-
-
-def _within_doubles(
-    data: Column, reference: Column, precision: str, absolute: float | None, relative: float | None
-) -> Column:
-    """``_within`` for binary floating point, with the rounding slack of ``_EPSILON``."""
-    from pyspark.sql import functions as F
-
-    infinity = F.lit(float("inf"))
-    # NaN and the infinities agree only with themselves: any gap they leave is NaN or
-    # infinite, which a limit must never let pass.
-    finite = (F.abs(data) < infinity) & (F.abs(reference) < infinity)
-    gap = F.abs(data - reference)
-    slack = F.lit(_EPSILON[precision]) * F.greatest(F.abs(data), F.abs(reference))
-    held = []
-    if absolute is not None:
-        held.append(gap <= F.lit(float(absolute)) + slack if absolute else gap == F.lit(0.0))
-    if relative is not None:
-        share = F.abs(reference) * F.lit(relative / 100.0)
-        held.append(gap <= share + slack if relative else gap == F.lit(0.0))
-    return finite & reduce(lambda a, b: a | b, held)
-
-
-class ReferenceMatchCheck(_ReferenceCheck):
+class ReferenceMatchCheck(ReferenceCheck):
     """Each row agrees with the reference's row of the same key in every compared column.
 
     Rows whose key (``keys``) is in the reference must agree with it in every compared column
@@ -251,7 +164,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
 
     @classmethod
     def validate(cls, params: Mapping[str, Any], rule_type: str) -> None:
-        _parse_reference(params["reference"])
+        parse_reference(params["reference"])
         _check_lists(params)
         _check_differences(params)
         missing = params.get("missing", "fail")
@@ -385,7 +298,7 @@ class ReferenceMatchCheck(_ReferenceCheck):
         absolute = self.params.get("absolute_difference", {}).get(column)
         relative = self.params.get("relative_difference", {}).get(column)
         if absolute is not None or relative is not None:
-            within = _within(data, reference, as_type, absolute, relative)
+            within = within_difference(data, reference, as_type, absolute, relative)
             agrees = agrees | F.ifnull(within, F.lit(False))
         for flag in lost:
             agrees = agrees & ~flag

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from cola_core import CheckResult, Cola, ColaRuleError
-from cola_core.checks.reference import _comparison_type
+from cola_core.checks.reference_base import comparison_type
 from cola_core.errors import ColaSourceError
 from cola_core.plan.preflight import read_inputs
 from cola_helpers import fk, jobs_of, rec, refused, run_one, sorted_rows
@@ -122,7 +122,7 @@ def _types():
 def test_key_types_are_compared_as_one_type(data_type, reference_type, compared_as):
     # Pure Python: built from the type classes, so no Spark session is needed.
     types = _types()
-    assert _comparison_type(types[data_type], types[reference_type]) == compared_as
+    assert comparison_type(types[data_type], types[reference_type]) == compared_as
 
 
 def test_decimal_and_date_keys_find_their_reference(spark):
