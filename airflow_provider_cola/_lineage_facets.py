@@ -18,14 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core.checks import (
-    ColumnStatCheck,
-    DistinctMetricCheck,
-    MissingMetricCheck,
-    NotNullCheck,
-    RowCountCheck,
-    UniqueCheck,
-)
+from cola_core.checks import RowCountCheck
 
 if TYPE_CHECKING:
     from openlineage.client.facet_v2 import (
@@ -55,14 +48,7 @@ def paired_checks(summary: Mapping[str, Any], checks: Sequence[BaseCheck] | None
 
 def _column(check: BaseCheck | None) -> str | None:
     """The one column a rule is about, if it has exactly one."""
-    if check is None:
-        return None
-    if isinstance(check.params.get("column"), str):
-        return str(check.params["column"])
-    columns = check.params.get("columns")
-    if isinstance(columns, (list, tuple)) and len(columns) == 1 and isinstance(columns[0], str):
-        return columns[0]
-    return None
+    return None if check is None else check.measured_column()
 
 
 def _text(value: Any) -> str:
@@ -96,13 +82,10 @@ def _expected_and_actual(result: Mapping[str, Any], check: BaseCheck | None) -> 
 
 
 def _content(check: BaseCheck | None) -> tuple[str | None, str | None]:
-    """The SQL a ``sql`` or ``expression`` rule runs, and its content type."""
-    if check is None:
-        return None, None
-    for key in ("query", "failed_rows", "expression"):
-        if check.rule_type in ("sql", "expression") and isinstance(check.params.get(key), str):
-            return check.params[key], "sql"
-    return None, None
+    """The SQL a rule runs (a ``sql`` or ``expression`` rule: ``BaseCheck.sql_text``), and its
+    content type."""
+    text = None if check is None else check.sql_text()
+    return (text, "sql") if text is not None else (None, None)
 
 
 def _params(result: Mapping[str, Any], check: BaseCheck | None) -> dict[str, Any]:
@@ -173,58 +156,22 @@ def _severity(result: Mapping[str, Any], check: BaseCheck | None) -> str | None:
     return None
 
 
-def _null_counts(result: Mapping[str, Any], check: NotNullCheck) -> dict[str, int] | None:
-    """The NULLs per column a ``not_null`` rule counted, or None when they cannot be told apart.
-
-    ``failed_count`` is their total. With one column, or none found, that says it all; with
-    several, the result's ``details["columns"]`` holds them (left out only when over their
-    bound), kept only when they name the rule's columns and add up.
-    """
-    columns = list(dict.fromkeys(str(column) for column in check.params["columns"]))
-    failed = int(result["failed_count"])
-    if failed == 0:
-        return dict.fromkeys(columns, 0)
-    if len(columns) == 1:
-        return {columns[0]: failed}
-    details = result.get("details")
-    counted = details.get("columns") if isinstance(details, Mapping) else None
-    if not isinstance(counted, Mapping) or sorted(counted) != sorted(columns):
-        return None
-    counts = {column: counted[column] for column in columns}
-    if not all(isinstance(count, int) and not isinstance(count, bool) for count in counts.values()):
-        return None
-    return counts if sum(counts.values()) == failed else None
+# The facet's name of each measure a check gives (``BaseCheck.column_measures``); distinctRows
+# is made the facet's distinctCount in metrics_facet.
+_MEASURES = {"null_count": "nullCount", "distinct_rows": "distinctRows", "min": "min", "max": "max", "sum": "sum"}
 
 
 def _column_measures(result: Mapping[str, Any], check: BaseCheck) -> dict[str, dict[str, Any]]:
-    """What one result measured per column over all the rows: ``{column: {measure: value}}``.
+    """What one result measured per column over all the rows, as the check says:
+    ``{column: {measure: value}}``, in the facet's names.
 
     ``distinctRows`` is the number of distinct values counting NULL as one value, as Cola
     counts them; :func:`metrics_facet` turns it into the facet's ``distinctCount``.
     """
-    column = _column(check)
-    metric = result.get("metric_value")
-    rows = result.get("rows_checked")
-    if isinstance(check, NotNullCheck):
-        counts = _null_counts(result, check)
-        return {name: {"nullCount": count} for name, count in (counts or {}).items()}
-    if column is None:
-        return {}
-    if isinstance(check, MissingMetricCheck):
-        # Only a plain missing_count counts NULLs alone; missing_values counts more.
-        if check.rule_type == "missing_count" and "missing_values" not in check.params and metric is not None:
-            return {column: {"nullCount": int(metric)}}
-    elif isinstance(check, UniqueCheck):
-        if rows is not None:
-            return {column: {"distinctRows": int(rows) - int(result["failed_count"])}}
-    elif isinstance(check, DistinctMetricCheck):
-        if metric is not None and check.rule_type == "distinct_count":
-            return {column: {"distinctRows": int(metric)}}
-        if metric is not None and rows is not None and check.rule_type == "duplicate_count":
-            return {column: {"distinctRows": int(rows) - int(metric)}}
-    elif isinstance(check, ColumnStatCheck) and check.rule_type in ("min", "max", "sum") and metric is not None:
-        return {column: {check.rule_type: float(metric)}}
-    return {}
+    return {
+        column: {_MEASURES[name]: value for name, value in measured.items() if name in _MEASURES}
+        for column, measured in check.column_measures(result).items()
+    }
 
 
 def metrics_facet(

@@ -67,6 +67,10 @@ class BaseCheck(CheckMachinery):
         summaries: what each rule type checks, in one line, for the rule reference, when one
             class serves several types (``min``, ``max``...); a class serving one type is
             summed up by its docstring's first sentence.
+        compares_rows: whether the check compares each row with the other rows it judges
+            (a key's repeats, the distinct values): in a stream, only the rows of one
+            micro-batch, so a stream whose watermark asks for keys to be matched across
+            batches refuses it. A custom check that does so says so.
     """
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
@@ -78,6 +82,7 @@ class BaseCheck(CheckMachinery):
     supports_where: ClassVar[bool] = True
     scopes_itself: ClassVar[bool] = False
     summaries: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    compares_rows: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -282,6 +287,32 @@ class BaseCheck(CheckMachinery):
         for column_set in self.distinct_sets(df):
             values.append(df.select(*column_set).distinct().count())
         return self.from_aggregations(values)
+
+    # -- what a result measured, for the checked dataset's lineage ----------------------
+
+    def measured_column(self) -> str | None:
+        """The one column the rule is about, if it names exactly one (``column``, or one of
+        ``columns``)."""
+        if isinstance(self.params.get("column"), str):
+            return str(self.params["column"])
+        columns = self.params.get("columns")
+        if isinstance(columns, (list, tuple)) and len(columns) == 1 and isinstance(columns[0], str):
+            return columns[0]
+        return None
+
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        """What ``result`` (one of the rule's, as ``CheckResult.to_dict`` gives it: a results
+        file's or summary's) measured of each column over every row the rule saw, as
+        ``{column: {measure: value}}``; the measures are ``null_count`` (the NULLs),
+        ``distinct_rows`` (the distinct values, NULL counted as one), ``min``, ``max`` and
+        ``sum``. The metrics of a dataset's lineage are read from them. A check that measures
+        one of them says so here; by default, none. A rule with ``where`` is not asked."""
+        return {}
+
+    def sql_text(self) -> str | None:
+        """The SQL the rule runs as its author wrote it (a ``sql`` rule's query, an
+        ``expression`` rule's condition), for the lineage's assertions; None by default."""
+        return None
 
     # -- messages of a counted row check -------------------------------------------------
 

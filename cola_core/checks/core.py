@@ -98,6 +98,25 @@ class NotNullCheck(_LabelledCheck):
         message = f"{self.label}: {plural(failed, 'NULL value')} ({detail})"
         return CheckResult(self.rule_type, False, message, failed, details=details)
 
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        """The NULLs of each column: ``failed_count``, with one column or none found; over
+        several, the result's ``details["columns"]`` (left out when over their bound), kept
+        only when they name the rule's columns and add up. Never read from the message."""
+        columns = list(dict.fromkeys(str(column) for column in self.params["columns"]))
+        failed = int(result["failed_count"])
+        if failed == 0 or len(columns) == 1:
+            return {column: {"null_count": failed} for column in columns}
+        details = result.get("details")
+        counted = details.get("columns") if isinstance(details, Mapping) else None
+        if not isinstance(counted, Mapping) or sorted(counted) != sorted(columns):
+            return {}
+        counts = {column: counted[column] for column in columns}
+        if not all(isinstance(count, int) and not isinstance(count, bool) for count in counts.values()):
+            return {}
+        if sum(counts.values()) != failed:
+            return {}
+        return {column: {"null_count": count} for column, count in counts.items()}
+
     def violations(self, df: DataFrame) -> list[tuple[str, Column]]:
         from pyspark.sql import functions as F
 
@@ -112,6 +131,7 @@ class UniqueCheck(_LabelledCheck):
     """
 
     capabilities = frozenset({Capability.ROW, Capability.AGGREGATE})
+    compares_rows = True
     params_spec = {
         "columns": Param(
             STRING_LIST, required=True,
@@ -135,6 +155,13 @@ class UniqueCheck(_LabelledCheck):
             return CheckResult(self.rule_type, True, f"{self.label}: all {plural(rows, 'row')} are unique")
         message = f"{self.label}: {plural(excess, 'duplicate row')} ({rows} rows, {distinct} distinct)"
         return CheckResult(self.rule_type, False, message, excess)
+
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        # A one-column key's distinct values: the rows the rule saw, less the excess ones.
+        column, rows = self.measured_column(), result.get("rows_checked")
+        if column is None or rows is None:
+            return {}
+        return {column: {"distinct_rows": int(rows) - int(result["failed_count"])}}
 
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import Window

@@ -118,6 +118,13 @@ class MissingMetricCheck(_RowMetricCheck):
         "missing_percent": "The percentage of missing values (NULL, or one of `missing_values`) meets thresholds.",
     })
 
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        # Only a plain missing_count counts NULLs alone; missing_values counts more.
+        column, metric = self.measured_column(), result.get("metric_value")
+        if self.rule_type != "missing_count" or "missing_values" in self.params or column is None or metric is None:
+            return {}
+        return {column: {"null_count": int(metric)}}
+
     params_spec = {
         "column": Param(
             STRING, required=True,
@@ -176,6 +183,7 @@ class DistinctMetricCheck(_MetricCheck):
         "duplicate_count": "The number of rows repeating an earlier row's values meets thresholds.",
         "duplicate_percent": "The percentage of rows repeating an earlier row's values meets thresholds.",
     })
+    compares_rows = True
 
     params_spec = {
         "column": Param(
@@ -214,6 +222,16 @@ class DistinctMetricCheck(_MetricCheck):
         value = _percent(excess, rows) if self.is_percent else excess
         return judge_metric(self, self.label, value, excess)
 
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        column, metric, rows = self.measured_column(), result.get("metric_value"), result.get("rows_checked")
+        if column is None or metric is None:
+            return {}
+        if self.rule_type == "distinct_count":
+            return {column: {"distinct_rows": int(metric)}}
+        if self.rule_type == "duplicate_count" and rows is not None:
+            return {column: {"distinct_rows": int(rows) - int(metric)}}
+        return {}
+
 
 _STAT_FUNCTIONS = {
     "min": "min",
@@ -249,6 +267,12 @@ class ColumnStatCheck(_MetricCheck):
         "sum": "The sum of a numeric column meets thresholds.",
         "stddev": "The sample standard deviation of a numeric column meets thresholds.",
     })
+
+    def column_measures(self, result: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
+        column, metric = self.measured_column(), result.get("metric_value")
+        if column is None or metric is None or self.rule_type not in ("min", "max", "sum"):
+            return {}
+        return {column: {self.rule_type: float(metric)}}
 
     params_spec = {
         "column": Param(

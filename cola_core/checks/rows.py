@@ -58,6 +58,9 @@ class ExpressionCheck(CountedRowCheck):
     def conditions(self) -> list[str]:
         return [*super().conditions(), self.params["expression"]]
 
+    def sql_text(self) -> str | None:
+        return str(self.params["expression"])
+
     def violation(self, df: DataFrame) -> Column:
         from pyspark.sql import functions as F
 

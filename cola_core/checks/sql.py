@@ -158,6 +158,9 @@ class SqlCheck(BaseCheck):
     def _mode(self) -> str:
         return "query" if "query" in self.params else "failed_rows"
 
+    def sql_text(self) -> str | None:
+        return str(self.params[self._mode])
+
     @contextlib.contextmanager
     def _registered(self, df: DataFrame) -> Iterator[Callable[[], DataFrame]]:
         """The rule's SQL over ``df`` under a fresh name, as a function giving its DataFrame."""

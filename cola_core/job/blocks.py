@@ -109,16 +109,18 @@ def with_history_baselines(
     df: DataFrame, checks: list[BaseCheck], store: OutputSpec | None, info: RunInfo | None, samples: int = 0
 ) -> list[BaseCheck]:
     """The checks, each change or anomaly rule with its metric's earlier values from the
-    store (one query for the block); the store checked before any rule runs.
+    store (one query for the block); the store checked before any rule runs. A rule bound
+    to its earlier values already (a streaming batch binds them before it splits) keeps them:
+    they are looked up once.
 
     Raises:
         ColaRuleError: a change or anomaly threshold with no history store to compare with.
         ColaOutputError: the store is not a Cola history.
     """
-    needs = {check.rule_id: check.history_runs for check in checks if check.history_runs}
+    needs = {check.rule_id: check.history_runs for check in checks if _unbound(check)}
     if store is None or info is None:
         for check in checks:
-            if check.history_runs:
+            if _unbound(check):
                 raise check.rule_error(
                     "its thresholds compare with earlier runs, which a history store holds: give one "
                     "(history= and dataset=, or cola --history)"
@@ -131,4 +133,9 @@ def with_history_baselines(
         return checks
     # Reading the baselines checks the store too: it is read once.
     earlier = read_baselines(df.sparkSession, store, info, needs)
-    return [check.with_history(earlier.get(check.rule_id, [])) if check.history_runs else check for check in checks]
+    return [check.with_history(earlier.get(check.rule_id, [])) if _unbound(check) else check for check in checks]
+
+
+def _unbound(check: BaseCheck) -> bool:
+    """Whether the check's thresholds compare with earlier runs it has not been given."""
+    return bool(check.history_runs) and check.history_values is None

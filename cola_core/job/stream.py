@@ -21,7 +21,13 @@ query's checkpoint folder (``<checkpoint>/_cola``):
    what was moved;
 4. ``done/<batch id>.json`` records the batch (counts and results), then the pending list
    and the staging folders are removed. A run with a key (``split_stream``'s ``run_key``) also
-   lists the batch in ``runs/<hash of the key>.json``, so that a rerun reports it again.
+   lists the batch in ``runs/<hash of the key>/``, so that a rerun reports it again.
+
+The ledger's records (``cola_core.job.ledger``) are each written whole or not at all. A batch
+record says which block of rules judged it: a run's answer combines its batches' results rule
+by rule, so a rerun of a run under a changed block is refused (its earlier batches were judged
+by the other block and cannot be judged again: their rows are published), and a batch another
+run published is reported by that run only, unless the same block judged it.
 
 A batch is therefore published completely once, or, after a crash, its partial files are
 removed before it runs again; between a crash and the restart a reader may see the files of
@@ -34,13 +40,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
-import json
 import logging
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from cola_core.checks.base import BaseCheck
 from cola_core.common.sessions import is_classic
@@ -49,7 +52,8 @@ from cola_core.guards.sqlguard import allowing_outside_access, outside_access_al
 from cola_core.history.append import history_frame
 from cola_core.history.store import RunInfo, check_history_store
 from cola_core.job.blocks import run_split, with_history_baselines
-from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
+from cola_core.job.ledger import Ledger
+from cola_core.job.stream_records import BATCH_LINES, NOTHING_NEW, BatchRecord, StreamSummary, block_digest
 from cola_core.plan.pinned_split import PinnedRowsLost
 from cola_core.plan.staged_split import SplitOutcome
 from cola_core.storage.publish import Files, file_system
@@ -64,164 +68,10 @@ __all__ = ["BATCH_LINES", "NOTHING_NEW", "BatchRecord", "StreamSummary", "split_
 
 _LOG = logging.getLogger(__name__)
 LEDGER = "_cola"
-# The batch lines a summary lists (the latest ones): an XCom stays small however many batches
-# a run had; the history holds every batch's results.
-BATCH_LINES = 100
 # Triggers that process what is there and stop: split_stream waits for them and sums up.
 FINITE_TRIGGERS = ("availableNow", "once")
 # The metadata key Spark sets on the event-time column of a stream with a watermark.
 WATERMARK_KEY = "spark.watermarkDelayMs"
-# Rule types that compare a row with the other rows of what they judge (a batch, in a stream).
-ROWS_ACROSS_BATCH = ("unique", "duplicate_count", "duplicate_percent", "distinct_count")
-# Each rule's message when a finite run found no new file, so ran no batch.
-NOTHING_NEW = "no batch ran: no new rows since the last run, so nothing was judged"
-
-
-@dataclass(frozen=True)
-class BatchRecord:
-    """One micro-batch as it was published.
-
-    Attributes:
-        batch_id: the streaming query's batch id.
-        valid_count: rows published to the valid output.
-        invalid_count: rows published to the invalid output.
-        results: the block's results on the batch, one per rule.
-        run_key: the run that published it (``split_stream``'s ``run_key``), if it had one.
-    """
-
-    batch_id: int
-    valid_count: int
-    invalid_count: int
-    results: list[CheckResult]
-    run_key: str | None = None
-
-    @property
-    def severity(self) -> str:
-        return worst_severity(self.results)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"batch_id": self.batch_id, "valid_count": self.valid_count, "invalid_count": self.invalid_count,
-                "results": [result.to_dict() for result in self.results]}
-        return {**data, "run_key": self.run_key} if self.run_key is not None else data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BatchRecord:
-        return cls(int(data["batch_id"]), int(data["valid_count"]), int(data["invalid_count"]),
-                   [CheckResult.from_dict(item) for item in data["results"]], data.get("run_key"))
-
-
-@dataclass(frozen=True)
-class StreamSummary:
-    """What a finite streaming split (``availableNow`` or ``once``) published, batch by batch.
-
-    Attributes:
-        batches: the batches run, in order.
-        run_id: the streaming query's run id, the job group of its batches' Spark jobs.
-    """
-
-    batches: list[BatchRecord] = field(default_factory=list)
-    run_id: str | None = None
-
-    @property
-    def valid_count(self) -> int:
-        return sum(batch.valid_count for batch in self.batches)
-
-    @property
-    def invalid_count(self) -> int:
-        return sum(batch.invalid_count for batch in self.batches)
-
-    @property
-    def severity(self) -> str:
-        return worst_severity([result for batch in self.batches for result in batch.results])
-
-    def to_dict(self) -> dict[str, Any]:
-        """Counts, the worst severity and the batches (:meth:`batch_lines`)."""
-        return {
-            "severity": self.severity,
-            "passed": self.severity != "fail",
-            "valid_count": self.valid_count,
-            "invalid_count": self.invalid_count,
-            **self.batch_lines(),
-        }
-
-    def batch_lines(self) -> dict[str, Any]:
-        """``{"batch_count", "batches"}``: how many batches ran, and one line per batch (its id,
-        worst severity and counts) for the last :data:`BATCH_LINES` of them."""
-        return {
-            "batch_count": len(self.batches),
-            "batches": [
-                {"batch_id": batch.batch_id, "severity": batch.severity, "valid_count": batch.valid_count,
-                 "invalid_count": batch.invalid_count}
-                for batch in self.batches[-BATCH_LINES:]
-            ],
-        }
-
-    def combined_results(self, checks: Sequence[BaseCheck]) -> list[CheckResult]:
-        """One result per rule for the whole run, so that a task branches, logs and alerts on
-        a stream as on a batch split: each rule's worst result over the batches (the latest
-        batch among equals), its message saying which batch it is. With no batch (no new
-        file), each rule passes, saying that nothing was judged.
-        """
-        if not self.batches:
-            return [check.finish(CheckResult(check.rule_type, True, NOTHING_NEW, rows_checked=0)) for check in checks]
-        count = len(self.batches)
-        combined = []
-        for index in range(len(checks)):
-            batch = max(self.batches, key=lambda batch: (_rank(batch.results[index]), batch.batch_id))
-            result = batch.results[index]
-            where = f"in batch {batch.batch_id}" + (f" (the worst of {count} batches)" if count > 1 else "")
-            combined.append(dataclasses.replace(result, message=f"{where}: {result.message}"))
-        return combined
-
-
-def _rank(result: CheckResult) -> int:
-    return SEVERITIES.index(cast(Severity, result.severity))  # set on every result (its __post_init__)
-
-
-@dataclass(frozen=True)
-class _Ledger:
-    fs: Files
-    root: str
-
-    def record(self, kind: str, batch_id: int) -> str:
-        return self.fs.child(self.fs.child(self.root, kind), f"{batch_id}.json")
-
-    def staging(self, batch_id: int) -> str:
-        return self.fs.child(self.fs.child(self.root, "staging"), str(batch_id))
-
-    def done(self, batch_id: int) -> BatchRecord | None:
-        location = self.record("done", batch_id)
-        if not self.fs.exists(location):
-            return None
-        return BatchRecord.from_dict(json.loads(self.fs.read_text(location)))
-
-    def write(self, kind: str, batch_id: int, data: Any) -> None:
-        self.fs.write_text(self.record(kind, batch_id), json.dumps(data))
-
-    def run_file(self, run_key: str) -> str:
-        name = hashlib.sha256(run_key.encode()).hexdigest()[:32]
-        return self.fs.child(self.fs.child(self.root, "runs"), f"{name}.json")
-
-    def batches_of(self, run_key: str) -> list[int]:
-        """The ids of the batches the run with this key published, in order."""
-        location = self.run_file(run_key)
-        return [int(i) for i in json.loads(self.fs.read_text(location))] if self.fs.exists(location) else []
-
-    def add_to_run(self, run_key: str, batch_id: int) -> None:
-        published = self.batches_of(run_key)
-        if batch_id not in published:
-            self.fs.write_text(self.run_file(run_key), json.dumps(sorted([*published, batch_id])))
-
-    def undo_pending(self, batch_id: int) -> None:
-        """Delete what an interrupted attempt at the batch may have moved in."""
-        location = self.record("pending", batch_id)
-        if not self.fs.exists(location):
-            return
-        for moved in json.loads(self.fs.read_text(location)):
-            if self.fs.exists(moved):
-                self.fs.delete(moved)
-        self.fs.delete(location)
-
 
 def _path_output(value: Any, label: str) -> OutputSpec:
     try:
@@ -257,12 +107,14 @@ def split_batch(
     """Split one micro-batch and publish it exactly once (see the module's docstring)."""
     spark = batch.sparkSession
     fs = file_system(spark)
-    ledger = _Ledger(fs, ledger_root)
+    ledger = Ledger(fs, ledger_root)
     earlier = ledger.done(batch_id)
     if earlier is not None:
         # Published before the query could record it: never twice. Recorded as this run's
         # own, when an attempt of this run published it and stopped before saying so.
         if run_key is not None and earlier.run_key == run_key:
+            if not earlier.judged_by(checks):
+                raise _changed_block(run_key, [batch_id])
             ledger.add_to_run(run_key, batch_id)
         return earlier
     ledger.undo_pending(batch_id)
@@ -307,7 +159,8 @@ def split_batch(
         raise ColaOutputError(
             f"batch {batch_id}: cannot publish: {error}; nothing of the batch was published"
         ) from error
-    record = BatchRecord(batch_id, outcome.valid_count, outcome.invalid_count, outcome.results, run_key)
+    record = BatchRecord(batch_id, outcome.valid_count, outcome.invalid_count, outcome.results, run_key,
+                         block_digest(checks))
     ledger.write("done", batch_id, record.to_dict())
     if run_key is not None:
         ledger.add_to_run(run_key, batch_id)
@@ -382,6 +235,8 @@ def split_stream(
         check_history_store(stream.sparkSession, history)
     fs = file_system(stream.sparkSession)
     ledger_root = fs.child(checkpoint, LEDGER)
+    ledger = Ledger(fs, ledger_root)
+    earlier = [] if run_key is None else _published_by(ledger, run_key, checks)
     records: list[BatchRecord] = []
     failures: list[ColaError] = []
     # Spark calls each_batch in a thread of its own (or, over Connect, in a worker of the
@@ -404,7 +259,7 @@ def split_stream(
     if query_name:
         writer = writer.queryName(query_name)
     writer = _with_trigger(writer, trigger)
-    query = writer.start()
+    query = _start(writer, checkpoint)
     if trigger not in FINITE_TRIGGERS:
         running: StreamingQuery = query
         return running
@@ -414,8 +269,9 @@ def split_stream(
         # Spark wraps the batch's error in pages of both stacks: the error itself says it all.
         if failures:
             raise failures[-1] from None
+        if _checkpoint_taken(error):
+            raise _held_elsewhere(checkpoint, "each batch this run split is published once") from error
         raise ColaOutputError(f"the streaming split stopped: {str(error).splitlines()[0]}") from error
-    ledger = _Ledger(fs, ledger_root)
     if not records:
         # Over Spark Connect each batch runs in a Python worker of the server, whose list this
         # is not: the batches are read back from the ledger, by the ids the query reported.
@@ -424,9 +280,63 @@ def split_stream(
     if run_key is not None:
         # An earlier attempt of this run published these: its answer is the run's answer too.
         seen = {record.batch_id for record in records}
-        earlier = (ledger.done(batch_id) for batch_id in ledger.batches_of(run_key) if batch_id not in seen)
-        records.extend(record for record in earlier if record is not None)
-    return StreamSummary(sorted(records, key=lambda record: record.batch_id), str(query.runId))
+        records.extend(record for record in earlier if record.batch_id not in seen)
+    # A batch another run published and stopped before Spark recorded it, judged by another
+    # block: its results are that run's (and in the history), not this block's.
+    elsewhere = sorted(record.batch_id for record in records if not record.judged_by(checks))
+    if elsewhere:
+        _LOG.warning("batches %s were published by an earlier run under other rules: they are not judged again, and "
+                     "this run's results leave them out", elsewhere)
+    judged = [record for record in records if record.judged_by(checks)]
+    return StreamSummary(sorted(judged, key=lambda record: record.batch_id), str(query.runId))
+
+
+def _published_by(ledger: Ledger, run_key: str, checks: Sequence[BaseCheck]) -> list[BatchRecord]:
+    """What earlier attempts of the run published, read before the query starts: under another
+    block of rules, the run is refused before it publishes anything."""
+    earlier = [record for record in map(ledger.done, ledger.batches_of(run_key)) if record is not None]
+    changed = [record.batch_id for record in earlier if not record.judged_by(checks)]
+    if changed:
+        raise _changed_block(run_key, changed)
+    return earlier
+
+
+def _start(writer: Any, checkpoint: str) -> StreamingQuery:
+    try:
+        query: StreamingQuery = writer.start()
+    except Exception as error:
+        if _checkpoint_taken(error):
+            raise _held_elsewhere(checkpoint, "nothing was split") from error
+        raise
+    return query
+
+
+def _changed_block(run_key: str, batch_ids: Sequence[int]) -> ColaError:
+    listed = ", ".join(map(str, sorted(batch_ids)))
+    return ColaError(
+        f"the run {run_key} split batch{'es' if len(batch_ids) > 1 else ''} {listed} under other rules than these "
+        "(the rules changed since): a run's answer combines its batches' results rule by rule, and their rows are "
+        "published, so they cannot be judged again. Rerun it with the rules it was split with, or split with "
+        "the new rules as a new run (the next data date)"
+    )
+
+
+# What Spark says when two queries write one checkpoint (its offsets, commits or metadata).
+_CONCURRENT = ("ConcurrentModificationException", "Multiple streaming queries are concurrently using")
+
+
+def _checkpoint_taken(error: BaseException) -> bool:
+    """Whether Spark refused the query because another one uses its checkpoint."""
+    text = f"{error} {error.__cause__ or ''}"
+    return any(sign in text for sign in _CONCURRENT)
+
+
+def _held_elsewhere(checkpoint: str, published: str) -> ColaOutputError:
+    return ColaOutputError(
+        f"another run holds the checkpoint {checkpoint}: a streaming query on it was started at the same time (an "
+        f"earlier attempt still running?), and only one may use a checkpoint; {published}. Wait for the other run "
+        "to end (or stop it), then run again: it splits what is left"
+    )
 
 
 def _refuse_keys_across_batches(stream: DataFrame, checks: Sequence[BaseCheck], key: Sequence[str] | None) -> None:
@@ -440,7 +350,7 @@ def _refuse_keys_across_batches(stream: DataFrame, checks: Sequence[BaseCheck], 
     watermarked = [field.name for field in stream.schema.fields if WATERMARK_KEY in (field.metadata or {})]
     if not watermarked:
         return
-    keyed = [check.code for check in checks if check.rule_type in ROWS_ACROSS_BATCH] + (["quarantine_key"] * bool(key))
+    keyed = [check.code for check in checks if check.compares_rows] + (["quarantine_key"] * bool(key))
     if keyed:
         raise ColaError(
             f"the stream has a watermark on {', '.join(watermarked)}, which asks for keys to be matched across "

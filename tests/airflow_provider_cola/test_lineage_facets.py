@@ -175,3 +175,30 @@ def test_a_summary_without_its_rules_gives_what_the_results_say(day3):
         ]
         # Without the rules, where each number was measured is not known: nothing is claimed.
         assert metrics_facet(summary, unpaired) is None
+
+
+def test_what_a_custom_rule_measured_is_what_the_rule_says_of_itself():
+    from airflow_provider_cola._lineage_facets import assertions_facet, metrics_facet
+    from cola_core.checks import BaseCheck, Capability
+
+    class CountsNulls(BaseCheck):
+        """Counts the NULLs of its column, and says so."""
+
+        capabilities = frozenset({Capability.SELF_RUNNING})
+
+        def column_measures(self, result):
+            return {self.params["column"]: {"null_count": int(result["metric_value"]), "max": 9.5, "other": 1}}
+
+        def sql_text(self):
+            return f"SELECT count(*) FROM t WHERE {self.params['column']} IS NULL"
+
+    check = CountsNulls({"column": "email"}, rule_type="null_tally")
+    result = {"rule_type": "null_tally", "passed": True, "failed_count": 0, "metric_value": 2, "severity": "pass",
+              "code": "null_tally(email)", "rows_checked": 4, "message": "2 NULLs"}
+    facet = as_json(metrics_facet({"results": [result]}, [check]))
+    # Only the measures the facet knows; a rule's type name says nothing of what it measures.
+    assert facet["columnMetrics"] == {"email": {"nullCount": 2, "max": 9.5}}
+    (assertion,) = as_json(assertions_facet({"results": [result]}, [check]))["assertions"]
+    assert (assertion["column"], assertion["content"], assertion["contentType"]) == (
+        "email", "SELECT count(*) FROM t WHERE email IS NULL", "sql",
+    )
