@@ -7,7 +7,7 @@ here (``from cola_core.checks import BaseCheck, CheckResult``) as from ``cola_co
 from __future__ import annotations
 
 from cola_core.checks.base import BaseCheck, Capability, RuleOptions
-from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, RowCountCheck, UniqueCheck
+from cola_core.checks.core import NotNullCheck, RangeCheck, RegexCheck, UniqueCheck
 from cola_core.checks.metrics import (
     ColumnStatCheck,
     DistinctMetricCheck,
@@ -18,6 +18,7 @@ from cola_core.checks.metrics import (
 from cola_core.checks.presence import ValuesPresentCheck
 from cola_core.checks.reference import ForeignKeyCheck, ReconcileCheck
 from cola_core.checks.reference_match import ReferenceMatchCheck
+from cola_core.checks.row_count import RowCountCheck
 from cola_core.checks.rows import CastableCheck, ExpressionCheck
 from cola_core.checks.schema import SchemaCheck
 from cola_core.checks.sql import SqlCheck
