@@ -74,7 +74,7 @@ def test_a_sequence_over_timestamps_past_sparks_array_limit_fails_alone(spark):
         {"type": "row_count", "min": 1},
     ])
     assert [(r.severity, r.message) for r in results] == [
-        ("fail", "not_null(id): 1 NULL value (50.00% of 2 rows)"),
+        ("fail", "not_null(id): 1 NULL value (id: 1)"),
         ("fail", f"expression({huge}): Spark could not evaluate the rule on this data: "
                  "[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with 284012611201 elements which "
                  "exceeding the array size limit 2147483632, the value of parameter(s) `count` in the function "
