@@ -122,7 +122,7 @@ class _Reader:
             return operands[0] if not joined else replace(operands[0], value=None, text=None)
         value = arithmetic(terms) if constant else None
         chars = sum(o.chars for o in operands) if joined else max(o.chars for o in operands)
-        if chars > MAX_BUILT_SIZE:
+        if joined and chars > MAX_BUILT_SIZE:
             raise _TooLarge(self.too_large("||", chars, "the sizes of its operands added"))
         return Size(
             chars=chars,
@@ -133,7 +133,9 @@ class _Reader:
     def item(self, item: Item, names: Mapping[str, Size]) -> Size:
         if isinstance(item, Call):
             if item.name in _KEYWORDS:
-                return self.added([self.expression(part, names) for part in item.arguments])
+                # A list of values or a subquery: each is a value of its own, their work adds up.
+                parts = [self.expression(part, names) for part in item.arguments]
+                return Size(chars=max((p.chars for p in parts), default=1.0), work=sum(p.work for p in parts))
             return self.call(item, names)
         if isinstance(item, Group):
             parts = [self.expression(part, names) for part in item.parts]
@@ -144,7 +146,9 @@ class _Reader:
             return Size(value=number(item.text))
         if item.kind == "string":
             text = content(item)
-            return Size(chars=float(len(text)), text=text, value=number(text))
+            # A text is a number only where it looks like one (Spark casts it where a number goes).
+            looks = (text[:1].isdigit() or text[:1] in ("+", "-", ".", " ")) and len(text) < 64
+            return Size(chars=float(len(text)), text=text, value=number(text) if looks else None)
         return names.get(item.name or "", Size())
 
     @staticmethod

@@ -200,3 +200,11 @@ def test_a_joined_text_and_the_work_of_a_lambda_are_bounded():
 )
 def test_expressions_within_the_bound_or_sized_by_the_data_pass(condition):
     Cola().parse([{"type": "expression", "expression": condition}])
+
+
+def test_a_long_list_of_values_is_no_value_built():
+    """An IN list's values are values of their own, not one text: 60,000 of 20 characters pass
+    (the list a rule may hold is bounded elsewhere: params.MAX_LIST_VALUES)."""
+    listed = ", ".join(f"'{number:020d}'" for number in range(60000))
+    check_expression(f"code IN ({listed})")
+    check_query(f"SELECT * FROM t WHERE code NOT IN ({listed})")
