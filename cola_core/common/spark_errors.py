@@ -39,12 +39,18 @@ _DATA_CAUSES = re.compile(
 )
 
 # A JVM that ran out of memory (an array or string too large to allocate, a heap exhausted,
-# Spark's own accounting), or an executor that was killed or lost while it ran a task (YARN and
-# Kubernetes kill a container over its memory limit).
+# Spark's own accounting) or of stack (a regex such as (a|b)* recurses once per character it
+# matches, so a long value overflows it), or an executor that was killed or lost while it ran a
+# task (YARN and Kubernetes kill a container over its memory limit).
 _OUT_OF_RESOURCES = re.compile(
     r"java\.lang\.OutOfMemoryError|SparkOutOfMemoryError|Requested array size exceeds VM limit"
-    r"|ExecutorLostFailure|exceeding memory limits|OOMKilled"
+    r"|java\.lang\.StackOverflowError|ExecutorLostFailure|exceeding memory limits|OOMKilled"
 )
+# SQLSTATE class 54 is "program limit exceeded": a value over Spark's own limits, such as an
+# array of more than 2^31 elements (COLLECTION_SIZE_LIMIT_EXCEEDED) that a sequence() over
+# timestamps asks for on some row.
+_LIMIT_STATES = ("54",)
+_STACK_OVERFLOW = "java.lang.StackOverflowError"
 # File system refusals that a retry cannot fix: the target is in the way, not writable, or
 # not there. Timeouts, lost executors and other I/O errors are not among them.
 _LASTING_STORAGE = re.compile(
@@ -89,11 +95,15 @@ def is_data_error(error: BaseException) -> bool:
 
 
 def is_out_of_resources(error: BaseException) -> bool:
-    """Whether Spark ran out of memory, or lost the executor that ran a task, while evaluating
-    (a rule that builds huge values on some rows, say). Such a failure is measured as the
-    failure of the rule whose evaluation meets it again alone (see ``planner._measure_each``),
-    never a crash of the run: a lost executor that a retry cures measures fine the next time.
+    """Whether Spark ran out of memory or stack, went over one of its own limits (an array of
+    more than 2^31 elements), or lost the executor that ran a task, while evaluating (a rule
+    that builds huge values on some rows, say, or a regex that recurses on a long value). Such
+    a failure is measured as the failure of the rule whose evaluation meets it again alone (see
+    ``planner._measure_each``), never a crash of the run: a lost executor that a retry cures
+    measures fine the next time.
     """
+    if (sql_state_of(error) or "").startswith(_LIMIT_STATES):
+        return True
     return _OUT_OF_RESOURCES.search(str(error)) is not None
 
 
@@ -128,7 +138,11 @@ def first_line(error: BaseException) -> str:
             if "Job aborted due to stage failure" in line:
                 # The stage and task numbers say nothing to a rules author; the cause does.
                 cause = _CAUSE.search(text)
-                return cause.group(1).strip() if cause else line
+                line = cause.group(1).strip() if cause else line
+            if line.startswith(_STACK_OVERFLOW):
+                return (f"{_STACK_OVERFLOW} (the JVM's stack ran out: a regex that repeats a group, such as "
+                        "(a|b)*, recurses once per character of a long value; [ab]* matches the same without "
+                        "recursing)")
             return line
     return type(error).__name__
 

@@ -22,6 +22,7 @@ __all__ = [
     "BOOL",
     "LONG_RANGE",
     "MAPPING",
+    "MAX_LIST_VALUES",
     "NUMBER",
     "ORDERED",
     "SCALAR_LIST",
@@ -38,6 +39,12 @@ __all__ = [
 # Spark takes a Python int as a LongType literal, so a whole number outside this range fails
 # inside a job (a Py4J error) unless the parameter handles decimals itself.
 LONG_RANGE = (-(2**63), 2**63 - 1)
+# The most values one list parameter (valid_values, invalid_values, missing_values, values)
+# holds. Each value is a literal of the rule's plan, built through Py4J and analysed with the
+# plan: 50,000 take a minute to plan on a local driver and 999,000 exhaust its memory, while
+# a list of codes a rule names by hand has tens or hundreds. A larger set of valid values is
+# a table, which a foreign_key rule joins against.
+MAX_LIST_VALUES = 10_000
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from cola_core.checks import METRIC_TYPES, BaseCheck, RuleOptions
 from cola_core.errors import ColaRuleError, ThresholdError
 from cola_core.guards.sqlguard import check_condition
 from cola_core.language.judging import check_baseline
-from cola_core.language.params import THRESHOLD
+from cola_core.language.params import MAX_LIST_VALUES, THRESHOLD
 from cola_core.language.result import RULE_SEVERITIES
 from cola_core.language.structure import check_structure
 from cola_core.language.thresholds import threshold_of
@@ -276,6 +276,11 @@ def _check_params(cls: type[BaseCheck], params: dict[str, Any]) -> None:
                 raise ColaRuleError(f"missing required parameter {key!r}")
             continue
         value = params[key]
+        if isinstance(value, (list, tuple)) and len(value) > MAX_LIST_VALUES:
+            raise ColaRuleError(
+                f"{key!r} holds {len(value):,} values; a rule may list at most {MAX_LIST_VALUES:,}, so that the "
+                "driver can plan it: check a larger set against a table of the values with a foreign_key rule"
+            )
         if not param.kind.accepts(value):
             hint = " (it is always a list, even for one column)" if key == "columns" and isinstance(value, str) else ""
             raise ColaRuleError(f"{key!r} must be {param.kind.describe}{hint}, got {value!r}")

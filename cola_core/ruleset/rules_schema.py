@@ -41,7 +41,7 @@ _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
     id(kinds.BOOL): {"type": "boolean"},
     id(kinds.MAPPING): {"type": "object"},
     id(kinds.STRING_MAP): {"type": "object", "minProperties": 1, "additionalProperties": dict(_NON_EMPTY_TEXT)},
-    id(kinds.SCALAR_LIST): {"type": "array", "minItems": 1, "items": _SCALAR},
+    id(kinds.SCALAR_LIST): {"type": "array", "minItems": 1, "maxItems": kinds.MAX_LIST_VALUES, "items": _SCALAR},
 }
 # The options every rule takes, and those only some do (``parsing._options_for``).
 _OPTIONS: dict[str, dict[str, Any]] = {

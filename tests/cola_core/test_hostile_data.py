@@ -9,11 +9,12 @@ before the checks read text with try-cast semantics and anchored their formats w
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
 
-from cola_core import CheckResult, Cola
+from cola_core import CheckResult, Cola, ColaRuleError
 from cola_helpers import refused, run_one
 
 pytestmark = [pytest.mark.spark, pytest.mark.connect]
@@ -488,3 +489,23 @@ def test_a_long_value_of_the_data_is_cut_in_a_message_and_in_a_sample(spark):
     assert (sql.severity, len(sql.message)) == ("fail", 2_022)
     assert sql.message.endswith("y" * 10 + "… [cut: 29 characters]")
     assert regex.samples == [{"id": 1, "s": "y" * 1_000 + "… [cut: 2,999,000 characters]"}]
+
+
+@pytest.mark.parametrize("key", ["valid_values", "invalid_values", "missing_values"])
+def test_a_list_larger_than_the_driver_can_plan_is_refused_before_spark(key):
+    """The issue's 7 MB file holds one rule of 999,000 valid_values, whose plan exhausts the
+    driver's memory after minutes; one value over the bound is refused in pure Python, naming the
+    rule (and its list is never written into the message)."""
+    from cola_core.language.params import MAX_LIST_VALUES
+
+    values = [f"code-{number}" for number in range(MAX_LIST_VALUES + 1)]
+    rules = [{"type": "not_null", "columns": ["id"]}, {"type": "invalid_count", "column": "code", key: values, "valid_min_length": 1, "must_be": "= 0"}]
+    with pytest.raises(ColaRuleError) as raised:
+        Cola().parse(rules)
+    assert str(raised.value) == (
+        f"rules[1] (invalid_count): '{key}' holds 10,001 values; a rule may list at most 10,000, so that the driver "
+        "can plan it: check a larger set against a table of the values with a foreign_key rule"
+    )
+    assert len(Cola().parse([{"type": "invalid_count", "column": "code", key: values[:-1], "valid_min_length": 1, "must_be": "= 0"}])) == 1
+    schema = Cola().rules_schema()
+    assert '"maxItems": 10000' in json.dumps(schema)
