@@ -8,6 +8,12 @@ the run as :func:`alert_summary` builds it. So a notifier's templated fields can
 ``{{ cola.severity }}`` or ``{{ cola.failed_codes | join(", ") }}``, and a callable reads
 ``context["cola"]["message"]``, a plain-text message that is the same for the same run.
 
+What the rules' author wrote (a rule's name, code, message) is data here. Every text of the
+summary is one line (``cola_core.common.formatting.one_line``: a line break in a name is shown
+as ``\n``), so that no name forges a result line, a ``Report:`` link or a mail header. The
+summary is plain text, never HTML: an HTML template escapes it (``{{ cola.message | e }}``),
+since Airflow renders a notifier's templates without autoescaping.
+
 The alerts fire after the results are pushed to XCom and before the task branches or fails
 (``_outcome.settle``). The run is finished by then: an alert that fails (an SMTP server that
 is down, a webhook that answers 500) is logged as a warning and changes nothing else, so
@@ -19,6 +25,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
+
+from cola_core.common.formatting import one_line
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -90,18 +98,22 @@ def checked_on_quality_severity(severity: Any) -> AlertSeverity:
 
 
 def code_of(result: Mapping[str, Any]) -> str:
-    """What names a result in lists of codes: its code, or its rule type when it has none."""
+    """What names a result in lists of codes: its code, or its rule type when it has none.
+
+    As the data has it (the asset events carry it so): :func:`one_line` it to show it.
+    """
     return str(result.get("code") or result["rule_type"])
 
 
 def result_line(result: Mapping[str, Any]) -> str:
-    """``  [FAIL] <name>: <message>``: a result as the failure message and the alerts list it.
+    """``  [FAIL] <name>: <message>``: a result as the failure message and the alerts list it,
+    on one line whatever its name and message hold (:func:`one_line`).
 
     The engine's messages already start with the rule's code, so only a given ``name`` is
     added in front of them.
     """
-    name = f"{result['check_name']}: " if result.get("check_name") else ""
-    return f"  [{str(result['severity']).upper()}] {name}{result['message']}"
+    name = f"{one_line(result['check_name'])}: " if result.get("check_name") else ""
+    return f"  [{one_line(str(result['severity']).upper())}] {name}{one_line(result['message'])}"
 
 
 def headline(summary: Mapping[str, Any]) -> str:
@@ -113,8 +125,8 @@ def headline(summary: Mapping[str, Any]) -> str:
     """
     results = summary["results"]
     total = f"{len(results)} check{'' if len(results) == 1 else 's'}"
-    failed = [code_of(result) for result in results if result["severity"] == "fail"]
-    warned = [code_of(result) for result in results if result["severity"] == "warn"]
+    failed = [one_line(code_of(result)) for result in results if result["severity"] == "fail"]
+    warned = [one_line(code_of(result)) for result in results if result["severity"] == "warn"]
     if failed:
         line = f"{len(failed)} of {total} failed ({', '.join(failed)})"
         return line + (f", {len(warned)} warned ({', '.join(warned)})" if warned else "")
@@ -143,14 +155,15 @@ def alert_summary(
         ``severity``; ``headline`` (:func:`headline`); ``counts`` (``pass``, ``warn``,
         ``fail``) and ``total``; ``failed_codes`` and ``warned_codes`` (:func:`code_of`, in
         rule order); ``failed_names`` and ``warned_names`` (each rule's ``name``, or its code
-        when it has none); ``failed`` and ``warned`` (those results, as in XCom);
-        ``valid_count`` and ``invalid_count`` (a split's rows, None for a check);
-        ``report_url``; ``dag_id``, ``task_id``, ``run_id``, ``map_index``; and ``message``,
-        all of it as plain text.
+        when it has none); ``failed`` and ``warned`` (those results, as in XCom, each text
+        field on one line); ``valid_count`` and ``invalid_count`` (a split's rows, None for a
+        check); ``report_url``; ``dag_id``, ``task_id``, ``run_id``, ``map_index``; and
+        ``message``. All of it is plain text, each text on one line (:func:`one_line`), so
+        the message has one line per result it lists.
     """
     results = list(summary["results"])
-    failed = [dict(result) for result in results if result["severity"] == "fail"]
-    warned = [dict(result) for result in results if result["severity"] == "warn"]
+    failed = [_shown(result) for result in results if result["severity"] == "fail"]
+    warned = [_shown(result) for result in results if result["severity"] == "warn"]
     split = "valid_count" in summary
     cola: dict[str, Any] = {
         "severity": summary["severity"],
@@ -159,20 +172,27 @@ def alert_summary(
         "total": len(results),
         "failed_codes": [code_of(result) for result in failed],
         "warned_codes": [code_of(result) for result in warned],
-        "failed_names": [result.get("check_name") or code_of(result) for result in failed],
-        "warned_names": [result.get("check_name") or code_of(result) for result in warned],
+        "failed_names": [str(result.get("check_name") or code_of(result)) for result in failed],
+        "warned_names": [str(result.get("check_name") or code_of(result)) for result in warned],
         "failed": failed,
         "warned": warned,
         "valid_count": int(summary["valid_count"]) if split else None,
         "invalid_count": int(summary["invalid_count"]) if split else None,
-        "report_url": report_url,
-        "dag_id": dag_id,
-        "task_id": task_id,
-        "run_id": run_id,
+        "report_url": None if report_url is None else one_line(report_url),
+        "dag_id": one_line(dag_id),
+        "task_id": one_line(task_id),
+        "run_id": one_line(run_id),
         "map_index": map_index,
     }
     cola["message"] = _message(cola)
     return cola
+
+
+def _shown(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result as an alert sees it: as in XCom, each text field (name, code, message, rule
+    id, dimension...) on one line, so that a template may put any of them in a subject; its
+    samples, thresholds and details stay the data they are."""
+    return {key: one_line(value) if isinstance(value, str) else value for key, value in result.items()}
 
 
 def _message(cola: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_provider_cola._outcome import ASSET_EXTRA_KEY, SEVERITIES, asset_extra, checked_branch
 from airflow_provider_cola.errors import ColaProviderError
+from cola_core.common.formatting import one_line
 from cola_core.language.result import Severity
 
 __all__ = [
@@ -188,7 +189,8 @@ def _verdicts(events: Any, assets: Iterable[Any] | None, unchecked: Unchecked) -
             continue
         severity = cast(Severity, summary["severity"])
         verdicts[name] = severity
-        failed = ", ".join(summary.get("failed_codes") or []) or "none"
+        # The codes as the producer's rules wrote them, shown on one line (an event may come from anywhere).
+        failed = ", ".join(one_line(code) for code in summary.get("failed_codes") or []) or "none"
         log.info("Cola: asset %r is %s (%s; failed: %s)", name, severity, _source(event), failed)
     return verdicts
 

@@ -24,6 +24,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from cola_core.common.formatting import one_line
 from cola_core.errors import ColaError
 from cola_core.history.retention import exclude_run, prune_history
 from cola_core.history.store import collected
@@ -104,7 +105,8 @@ def _summary(spark: SparkSession, store: OutputSpec, args: argparse.Namespace) -
 
 
 def _table(columns: list[str], rows: list[dict[str, Any]]) -> str:
-    cells = [[("-" if row[c] is None else str(row[c])) for c in columns] for row in rows]
+    # The store's codes, names and ids as the rules wrote them, each cell on one line.
+    cells = [[("-" if row[c] is None else one_line(row[c])) for c in columns] for row in rows]
     widths = [max(len(c), *(len(line[i]) for line in cells)) if cells else len(c) for i, c in enumerate(columns)]
     lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in cells]

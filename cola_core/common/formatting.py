@@ -1,8 +1,12 @@
-"""How numbers and rule parameters are written in messages and codes.
+"""How numbers and rule parameters are written in messages and codes, and how text is shown on one line.
 
 Codes land in users' data, so the same rule must always render to the same string:
 integral values have no decimals (``8``, not ``8.0``) and other values keep at most four
 decimals with trailing zeros trimmed (``33.3333``).
+
+:func:`one_line` is how every plain-text output (an alert, a task log line, the printed tables,
+``str(CheckResult)``) shows a rule author's text: a name, code or message with a line break
+in it must not forge a line of its own.
 """
 
 from __future__ import annotations
@@ -10,11 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
 __all__ = [
-    "cut_text", "cut_texts", "format_number", "format_value", "iso_duration", "json_safe", "plural", "render_code",
+    "cut_text", "cut_texts", "format_number", "format_value", "iso_duration", "json_safe", "one_line", "plural",
+    "render_code",
 ]
 
 
@@ -63,6 +69,30 @@ def render_code(rule_type: str, *parts: Any) -> str:
 def plural(count: int, word: str) -> str:
     """``plural(1, 'value') == '1 value'``, ``plural(3, 'value') == '3 values'``."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+# What one_line escapes. Unicode's controls (Cc, a fixed set: U+0000-U+001F, U+007F-U+009F,
+# which holds \n, \r, \t, ESC and NEL \x85), the line and paragraph separators (Zl, Zp: U+2028,
+# U+2029): every character at which str.splitlines(), a mail client or a terminal breaks or
+# rewrites a line. Lone surrogates (Cs), which have no UTF-8 form, so that a log or a mail
+# cannot fail on them. The bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069), which reorder how the rest of a line reads ("Trojan Source").
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def one_line(text: Any) -> str:
+    r"""``text`` (made a string) as one line of plain text: each character that would break
+    the line or change how it reads is written as its visible Python escape.
+
+    A newline becomes the two characters ``\n``; NEL ``\x85``, ``\u2028``, ESC ``\x1b`` and
+    the others likewise. Anything else, backslashes included, is kept as it is, so that an
+    ordinary name, code or message (``regex(code,^\d+$)``) reads exactly as written. HTML
+    needs escaping of its own (``html.escape``): this is for plain text.
+    """
+    shown = str(text)
+    if shown.isprintable():  # the common case: no control, separator or surrogate at all
+        return shown
+    return _NOT_ONE_LINE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), shown)
 
 
 def cut_text(text: str, limit: int) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from cola_core.common.formatting import format_value, json_safe
+from cola_core.common.formatting import format_value, json_safe, one_line
 
 __all__ = ["TOP_VALUES_UP_TO", "TOP_VALUE_CHARS", "ColumnProfile", "Profile"]
 
@@ -144,8 +144,9 @@ class Profile:
                 c.name, c.type, nulls, distinct, _shown(c.minimum), _shown(c.maximum), _shown(c.mean), extra,
             ))
         # One line per column, as the results table keeps a message on one line: whitespace
-        # in a name or a value (a newline, a tab) is shown as one space.
-        lines = [tuple(" ".join(cell.split()) for cell in line) for line in lines]
+        # in a name or a value (a newline, a tab) is shown as one space, and any other
+        # character that would break the line or act on a terminal (ESC) as its escape.
+        lines = [tuple(one_line(" ".join(cell.split())) for cell in line) for line in lines]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
         title = f"Profile of {self.rows} rows" + ("" if self.sample is None else f" (a {self.sample} sample)")
         table = [

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cola_core.common.formatting import cut_text
+from cola_core.common.formatting import cut_text, one_line
 from cola_core.errors import ColaError
 
 __all__ = [
@@ -113,7 +113,8 @@ class CheckResult:
     def __str__(self) -> str:
         # Optional only as an argument: __post_init__ always sets it, so it is never None here.
         assert self.severity is not None
-        return f"[{self.severity.upper()}] {self.label}: {self.message}"
+        # One line whatever the name and message hold: a printed result never forges another.
+        return f"[{self.severity.upper()}] {one_line(self.label)}: {one_line(self.message)}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-safe form used in XCom and results files.

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cola_core import exit_status
-from cola_core.common.formatting import cut_text, format_number
+from cola_core.common.formatting import cut_text, format_number, one_line
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaError
 from cola_core.language.result import SEVERITIES, CheckResult, Severity, worst_severity
@@ -313,16 +313,21 @@ def render_table(
         invalid_count: for a split, the rows written to the invalid output.
         colour: colour the severities with ANSI codes (for a terminal; plain text otherwise).
         cost: what the run cost Spark, shown on the last line (``Spark cost: ...``).
+
+    Each result is one line: a line break or a control character in a name, a code or a
+    value is shown as its escape (``\\n``, ``\\x1b``: :func:`~cola_core.common.formatting.one_line`).
     """
     header = ("SEVERITY", "RULE", "CODE", "VALUE", "FAILED", "MESSAGE")
     rows = [
         (
             _severity(result).upper(),
-            result.check_name or result.rule_type,
-            result.code or "",
-            "-" if result.metric_value is None else format_number(result.metric_value),
-            str(result.failed_count),
-            " ".join(result.message.split()),
+            one_line(result.check_name or result.rule_type),
+            one_line(result.code or ""),
+            "-" if result.metric_value is None else one_line(format_number(result.metric_value)),
+            one_line(result.failed_count),
+            # A message's own line breaks are layout: folded to a space, as they always were;
+            # then whatever else would break the line or act on a terminal (ESC) is escaped.
+            one_line(" ".join(result.message.split())),
         )
         for result in results
     ]

@@ -9,6 +9,7 @@ import json
 import re
 import socket
 from email.message import Message
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote
 
@@ -300,3 +301,138 @@ def test_alerts_fire_on_real_runs_before_the_task_branches_or_fails(run_dag, mon
               "following quarantine") < at("Cola: on_quality alert SmtpNotifier sent (severity fail)")
     assert at("Cola: on_quality alert SmtpNotifier sent (severity fail)") < at("Branch into ['quarantine']")
     assert "airflow_provider_cola.errors.ColaChecksFailed: 3 of 4 Cola checks failed:\n" in outcome.log
+
+
+# --- the rules' text is data (issue 44) ---------------------------------------------------------
+
+# A rule name that, taken as text, adds a failed result line and a report link to the message,
+# a header to the mail, and a live link to an HTML template that shows it in a <pre>.
+HOSTILE_NAME = 'orders\n  [FAIL] forged: 9 rows\nReport: http://evil\r\x85\u2028\u2029</pre><a href="http://evil">x</a>'
+HOSTILE_CODE = "BAD\nBcc: victim@example.com\n  [PASS] forged</pre><a href=http://evil>y</a>"
+SHOWN_NAME = ('orders\\n  [FAIL] forged: 9 rows\\nReport: http://evil\\r\\x85\\u2028\\u2029</pre>'
+              '<a href="http://evil">x</a>')
+SHOWN_CODE = "BAD\\nBcc: victim@example.com\\n  [PASS] forged</pre><a href=http://evil>y</a>"
+
+
+def _hostile_summary() -> dict:
+    """A failed and a warned result with hostile text, as a results file or an XCom gives them
+    back (``CheckResult.from_dict``), and a pass."""
+    from cola_core.language.result import CheckResult
+    from cola_core.report.results import summarise
+
+    built = [
+        CheckResult("not_null", False, "not_null(order_id): 1 NULL value", 1, check_name=HOSTILE_NAME,
+                    code=HOSTILE_CODE, dimension=HOSTILE_NAME, rule_id=HOSTILE_CODE),
+        # A custom check's message, holding text of the data.
+        CheckResult("custom", True, "value 'a\nReport: http://evil'", 1, severity="warn", code="CUSTOM"),
+        CheckResult("row_count", True, "row_count = 6", code="row_count"),
+    ]
+    return summarise([CheckResult.from_dict(json.loads(json.dumps(result.to_dict()))) for result in built])
+
+
+def test_rule_text_cannot_forge_a_line_of_the_headline_or_the_message(airflow_host):
+    from airflow_provider_cola.alerts import alert_summary
+
+    cola = alert_summary(_hostile_summary(), dag_id="orders", task_id="check", run_id="manual__1",
+                         report_url="https://airflow.example.com/cola/report?dag_id=orders")
+    assert cola["headline"] == f"1 of 3 checks failed ({SHOWN_CODE}), 1 warned (CUSTOM)"
+    assert cola["message"] == (
+        "Cola FAIL: orders.check (run manual__1)\n"
+        f"1 of 3 checks failed ({SHOWN_CODE}), 1 warned (CUSTOM)\n"
+        f"  [FAIL] {SHOWN_NAME}: not_null(order_id): 1 NULL value\n"
+        "  [WARN] value 'a\\nReport: http://evil'\n"
+        "Report: https://airflow.example.com/cola/report?dag_id=orders"
+    )
+    # One line per result listed, and one report link, for every reader's idea of a line.
+    lines = cola["message"].splitlines()
+    assert len(lines) == 2 + 2 + 1
+    assert [line for line in lines if line.startswith("Report:")] == [lines[-1]]
+    assert [line for line in lines if line.lstrip().startswith("[")] == lines[2:4]
+    assert (cola["failed_codes"], cola["failed_names"], cola["warned_codes"]) == (
+        [SHOWN_CODE], [SHOWN_NAME], ["CUSTOM"],
+    )
+    # The results as in XCom, each text on one line; their other data as it was.
+    (failed,) = cola["failed"]
+    assert (failed["check_name"], failed["code"], failed["dimension"], failed["rule_id"], failed["failed_count"]) == (
+        SHOWN_NAME, SHOWN_CODE, SHOWN_NAME, SHOWN_CODE, 1,
+    )
+    assert all(len(str(text).splitlines()) <= 1 for result in [*cola["failed"], *cola["warned"]]
+               for text in result.values() if isinstance(text, str))
+
+
+def test_the_task_logs_lines_and_failure_name_each_result_on_one_line(airflow_host):
+    from airflow_provider_cola._outcome import describe_results
+    from airflow_provider_cola.alerts import headline
+
+    summary = _hostile_summary()
+    assert describe_results(summary["results"], "fail") == f"  [FAIL] {SHOWN_NAME}: not_null(order_id): 1 NULL value"
+    assert describe_results(summary["results"], "warn") == "  [WARN] value 'a\\nReport: http://evil'"
+    assert len(headline(summary).splitlines()) == 1
+
+
+class _Elements(HTMLParser):
+    """The start tags of an HTML text, in order, with their attributes; and its text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, list]] = []
+        self.text: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+DOCS_TEMPLATES = re.findall(r'subject="([^"]*)",\n\s*html_content="([^"]*)"',
+                            (REPO / "docs" / "airflow" / "alerts.md").read_text())
+
+
+def test_the_docs_show_two_mail_templates():
+    assert len(DOCS_TEMPLATES) == 2
+
+
+@pytest.mark.parametrize(("subject", "html_content"), DOCS_TEMPLATES, ids=["at-a-glance", "example"])
+def test_the_documented_mail_templates_show_rule_text_as_text(airflow_host, monkeypatch, subject, html_content):
+    """Each mail template of the docs, sent by Airflow's SmtpNotifier (its fields rendered by the
+    DAG's Jinja environment, as Airflow renders a callback's) through send_alerts, to an SMTP
+    server on 127.0.0.1: the mail has the template's elements only, and its one Subject."""
+    import logging
+    import types
+
+    from airflow.sdk import DAG
+
+    from airflow_provider_cola.alerts import send_alerts
+
+    def sent(summary: dict) -> Message:
+        with smtp_server() as (port, mailbox):
+            monkeypatch.setenv("AIRFLOW_CONN_COLA_SMTP", json.dumps({
+                "conn_type": "smtp", "host": "127.0.0.1", "port": port,
+                "extra": {"disable_ssl": True, "disable_tls": True, "timeout": 10, "retry_limit": 0},
+            }))
+            notifier = SmtpNotifier(to="data-owners@example.com", from_email="airflow@example.com",
+                                    smtp_conn_id="cola_smtp", subject=subject, html_content=html_content)
+            ti = types.SimpleNamespace(dag_id="orders", task_id="check_orders", run_id="manual__1", map_index=None)
+            context = {"dag": DAG("orders", schedule=None), "ti": ti, "ds": "2024-01-03"}
+            send_alerts(logging.getLogger("test_alerts"), context, summary, on_quality=[notifier],
+                        on_quality_severity="warn", report_url="https://airflow.example.com/cola/report?a=1&b=2")
+        (mail,) = mailbox.mails
+        return email.message_from_string(mail.data)
+
+    hostile = sent(_hostile_summary())
+    plain = sent(ORDERS_FAIL_SUMMARY)
+    # No element of the rule's text: the body has the elements of a mail of plain names.
+    body = _Elements(_body(hostile))
+    assert body.elements == _Elements(_body(plain)).elements
+    assert not [tag for tag, _ in body.elements if tag in ("a", "script")]
+    assert '<a href="http://evil' not in _body(hostile) and "<a href=http://evil" not in _body(hostile)
+    text = "".join(body.text)
+    assert SHOWN_CODE in text  # the headline's code, as text, whole
+    if "cola.message" in html_content:
+        assert f"  [FAIL] {SHOWN_NAME}: not_null(order_id): 1 NULL value" in text.splitlines()
+    # The subject is one header; no header of the rule's text was added.
+    assert sorted(hostile.keys()) == sorted(plain.keys())
+    assert hostile.get_all("Bcc") is None and len(hostile.get_all("Subject")) == 1

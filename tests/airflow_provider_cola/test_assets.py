@@ -308,6 +308,23 @@ def test_the_latest_event_of_each_asset_decides_whatever_the_order_given():
     assert cola_quality_extras(listed) == {"orders": _cola("fail")["cola"]}
 
 
+def test_the_gates_log_line_shows_an_events_codes_on_one_line(caplog):
+    """An event's extra comes from any producer (or the API): its codes are data, and the line
+    that names them stays one line."""
+    import logging
+
+    from airflow_provider_cola.assets import cola_quality_gate
+
+    code = "BAD\nCola: asset 'orders' is pass (forged)\u2028\x1b[2J"
+    with caplog.at_level(logging.INFO, logger="airflow_provider_cola.assets"):
+        assert cola_quality_gate(_triggering(_event("orders", _cola("fail", code, "OTHER")))) is False
+    (line,) = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Cola: asset")]
+    assert line == (
+        "Cola: asset 'orders' is fail (from producer.check, run manual__0; failed: "
+        "BAD\\nCola: asset 'orders' is pass (forged)\\u2028\\x1b[2J, OTHER)"
+    )
+
+
 def test_an_asset_the_gate_names_is_matched_by_asset_name_or_uri():
     from airflow.sdk import Asset
 

@@ -235,6 +235,13 @@ def test_the_report_of_a_run_whose_id_holds_a_slash_a_question_mark_or_a_hash_is
     index = api.as_user("admin", cookie=True).get("/cola/")
     assert _latest(index.text)[0] == (dag_id, ODD_RUN_ID, task_id, "")
     assert f'<a href="{html.escape(link)}">report</a>' in index.text
+    # The severity the list shows is what the task pushed as its return_value: data, shown as text.
+    forged = '</td><td><a href="http://evil">report</a><script>alert(1)</script> [FAIL]'
+    XComModel.set("return_value", {"severity": forged}, dag_id=dag_id, task_id=task_id, run_id=ODD_RUN_ID)
+    index = api.as_user("admin", cookie=True).get("/cola/")
+    assert _latest(index.text)[0] == (dag_id, ODD_RUN_ID, task_id, forged)
+    assert "<script" not in index.text and 'href="http://evil' not in index.text
+    assert index.text.count("<a ") == len(_latest(index.text))  # one link per row, the plugin's own
 
 
 def test_the_decorator_s_report_is_served_and_the_index_of_the_history_store_is_cached_for_index_cache_seconds(

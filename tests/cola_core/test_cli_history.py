@@ -143,3 +143,19 @@ def test_html_arguments_are_refused_before_spark_starts(tmp_path, capsys):
         "cola: error: PATH must be a file the driver can write (a local path or a file: URI), "
         "got 'https://host/index.html'\n"
     )
+
+
+def test_the_tables_show_the_stores_codes_and_ids_on_one_line_each(spark, tmp_path, capsys):
+    """A code and a rule id of the store (the rules wrote them; a result may come from a custom
+    check or a results file) with line breaks, a fake row and ESC: one line per rule, escaped."""
+    path = str(tmp_path / "history")
+    code = "C\n  orders   forged  1  1  0  0  0  100.0\x1b[2J"
+    result = CheckResult("row_count", False, "m", 1, 1.0, "fail", code=code, rule_id="id\u2028x\x85y")
+    append_history(spark, path, [result], RunInfo(dataset="orders", run_id="run-1",
+                                                 validated_at=dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)))
+    assert main(["history", "top", "--history", path]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == out.split("\n")[:-1]  # no \x85 or \u2028 line either
+    header, line = out.splitlines()
+    assert header.split() == ["DATASET", "RULE_ID", "CODE", "RESULTS", "PASSED", "WARNED", "FAILED", "PASS_RATE"]
+    assert line == "orders   id\\u2028x\\x85y  C\\n  orders   forged  1  1  0  0  0  100.0\\x1b[2J  1        0       0       1       0.0"
