@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cola_core.common.values import is_finite_number
+from cola_core.language.text import is_text
 
 __all__ = [
     "BOOL",
@@ -76,7 +77,9 @@ def _is_string(value: Any) -> bool:
 
 
 def _is_nonempty_string(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() != ""
+    # Visible text, as the rules schema has it too (``text.TEXT_PATTERN``); strip() would keep
+    # a lone U+FEFF or U+200B, which the schema's ECMAScript engine calls blank.
+    return is_text(value)
 
 
 def _is_string_list(value: Any) -> bool:

@@ -12,13 +12,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cola_core.checks import METRIC_TYPES, BaseCheck, RuleOptions
+from cola_core.common.formatting import cut_text
 from cola_core.errors import ColaRuleError, ThresholdError
 from cola_core.guards.sqlguard import check_condition
 from cola_core.language.judging import check_baseline
 from cola_core.language.params import MAX_LIST_VALUES, THRESHOLD
 from cola_core.language.result import RULE_SEVERITIES
 from cola_core.language.structure import check_structure
+from cola_core.language.text import is_line, is_text, line_break
 from cola_core.language.thresholds import threshold_of
+from cola_core.ruleset.naming import coded, identified
 
 __all__ = ["COMMON_KEYS", "MAX_RESULTS", "expand_rule", "parse_rules"]
 
@@ -29,6 +32,9 @@ MAX_RESULTS = 10_000
 COMMON_KEYS = ("type", "id", "name", "description", "code", "severity", "dimension", "where", "tolerance")
 # Keys that would make every expanded target share one identity or one destination.
 _PER_TARGET_ONLY = ("id", "code", "output")
+# Options that name the rule wherever its result goes (an alert's headline, a log line, a page):
+# a line break in one would forge a line of its own there.
+_ONE_LINE = ("id", "name", "code", "dimension")
 
 
 def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[BaseCheck]:
@@ -77,65 +83,7 @@ def parse_rules(rules: Any, registry: Mapping[str, type[BaseCheck]]) -> list[Bas
             "split it into several blocks"
         )
     identities = [check.identity() for check in checks]  # hashed once: blocks hold thousands of rules
-    return _identified(_coded(checks, codes, identities), declared, identities)
-
-
-def _coded(checks: list[BaseCheck], declared: list[str | None], identities: list[str]) -> list[BaseCheck]:
-    """Each check with its block-wide code: apart from the others when it measures the same.
-
-    A declared code is kept as declared, even when other rules declare it too: that groups
-    their rows under one code. A rule without one that measures what an earlier rule of the
-    block with a rendered code measures (the same ``identity()``, as two ``row_count`` rules
-    with different thresholds or severities do) gets the suffix ``#2``, ``#3``... on its
-    code and on each of its row codes, the first that frees all of them from every code the
-    block already has or declares: ``row_count`` and ``row_count#2``. Rules that measure
-    different things keep their rendered codes, even when those are the same text (a
-    ``not_null(email)`` scoped by two ``where`` conditions): a code names the defect, and the
-    ``rule_id`` names the rule.
-    """
-    taken = {code for code in declared if code is not None}
-    measured: set[str] = set()  # identities of the earlier rules with a rendered code
-    coded = []
-    for check, code, identity in zip(checks, declared, identities, strict=True):
-        if code is None:
-            rendered = (check.code, *check.row_codes())
-            suffix = ""
-            if identity in measured:
-                count = 2
-                while any(f"{each}#{count}" in taken for each in rendered):
-                    count += 1
-                suffix = f"#{count}"
-                check = check.with_code_suffix(suffix)
-            measured.add(identity)
-            taken.update(f"{each}{suffix}" for each in rendered)
-        coded.append(check)
-    return coded
-
-
-def _identified(checks: list[BaseCheck], declared: list[str | None], identities: list[str]) -> list[BaseCheck]:
-    """Each check with its block-wide ``rule_id``: the declared one, which must be unique in
-    the block, or the derived one, suffixed ``#2``, ``#3``... for later rules deriving it too
-    (or deriving an id another rule declared). No two rules of a block share an id."""
-    owners: dict[str, BaseCheck] = {}
-    for check, rule_id in zip(checks, declared, strict=True):
-        if rule_id is None:
-            continue
-        first = owners.get(rule_id)
-        if first is not None:
-            where = f"rules[{first.position}]" + ("" if first.target is None else f".targets[{first.target}]")
-            raise check.rule_error(f"'id' {rule_id!r} is already the id of {where}; give each rule its own id")
-        owners[rule_id] = check
-    taken = set(owners)
-    named = []
-    for check, rule_id, identity in zip(checks, declared, identities, strict=True):
-        if rule_id is None:
-            rule_id, count = identity, 1
-            while rule_id in taken:
-                count += 1
-                rule_id = f"{identity}#{count}"
-            taken.add(rule_id)
-        named.append(check.with_rule_id(rule_id))
-    return named
+    return identified(coded(checks, codes, identities), declared, identities)
 
 
 def expand_rule(raw: Any, position: int) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -169,9 +117,9 @@ def expand_rule(raw: Any, position: int) -> Iterator[tuple[int | None, dict[str,
     if severity is not None and severity not in RULE_SEVERITIES:
         raise ColaRuleError(f"'severity' must be 'fail' or 'warn', got {severity!r}", **where)
     for key in ("name", "description", "dimension", "where"):
-        value = rule.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}", **where)
+        problem = _text_problem(key, rule.get(key))
+        if problem is not None:
+            raise ColaRuleError(problem, **where)
     for index, target in enumerate(targets):
         if not isinstance(target, Mapping):
             raise ColaRuleError(f"a target must be an object, got {type(target).__name__}", target=index, **where)
@@ -218,9 +166,9 @@ def _build(
         params = {k: v for k, v in rule.items() if k not in COMMON_KEYS}
         name, code = rule.get("name"), rule.get("code")
         for key in ("id", "name", "description", "code", "dimension", "where"):
-            value = rule.get(key)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ColaRuleError(f"'{key}' must be a non-empty string, got {value!r}")
+            problem = _text_problem(key, rule.get(key))
+            if problem is not None:
+                raise ColaRuleError(problem)
         _check_params(cls, params)
         _check_options(cls, rule)
         cls.validate(params, rule_type)
@@ -238,6 +186,24 @@ def _build(
         return cls(params, rule_type=rule_type, name=name, code=code, options=options)
     except ColaRuleError as error:
         raise error.located(position=position, rule_type=rule_type, target=target, origin=origin) from None
+
+
+def _text_problem(key: str, value: Any) -> str | None:
+    """What is wrong with the text option ``key`` (None when it is fine or not given): text
+    with a visible character, and for the options that name a rule, all on one line
+    (``language.text``, the definition the rules schema carries too)."""
+    if value is None:
+        return None  # YAML's "name:" alone: not given ('where' is refused for it later)
+    if not is_text(value):
+        # strip() keeps what it does not call space (U+FEFF, U+200B); such text is blank all the same.
+        hint = " (only spaces and invisible characters)" if isinstance(value, str) and value.strip() else ""
+        return f"'{key}' must be a non-empty string, got {cut_text(repr(value), 80)}{hint}"
+    if key in _ONE_LINE and not is_line(value):
+        return (
+            f"'{key}' must be one line of text, and {cut_text(repr(value), 80)} holds {line_break(value)}; "
+            f"write the {key} on one line without control characters (a longer text belongs in 'description')"
+        )
+    return None
 
 
 def _check_shared_params(raw: Any, registry: Mapping[str, type[BaseCheck]], position: int) -> None:

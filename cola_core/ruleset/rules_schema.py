@@ -20,15 +20,27 @@ from cola_core.checks import METRIC_TYPES, BaseCheck
 from cola_core.language import params as kinds
 from cola_core.language.params import Kind, Param
 from cola_core.language.result import RULE_SEVERITIES
+from cola_core.language.text import LINE_PATTERN, TEXT_PATTERN
 
 __all__ = ["SCHEMA_DIALECT", "rules_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_NON_EMPTY_TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
+# Text and lines as the parser has them: the patterns are its definition (``language.text``),
+# written so that Python's re and the ECMAScript engines of editors and check-jsonschema read
+# them alike. Each is defined once (in $defs, under a name no rule type takes), and applies to text only.
+_TEXT_DEFINITIONS = {
+    "_text": {"description": "Text with a visible character: spaces, zero-width and control characters alone "
+                            "are blank", "pattern": TEXT_PATTERN},
+    "_line": {"description": "Text with a visible character, on one line: no line break, control character or "
+                            "bidirectional override", "pattern": LINE_PATTERN},
+}
+_NON_EMPTY_TEXT = {"type": "string", "$ref": "#/$defs/_text"}
 # An option left empty (YAML's ``name:`` with nothing after it) reads as null, which the parser
-# takes as not given; text, when given, must hold more than spaces.
-_OPTIONAL_TEXT = {"type": ["string", "null"], "minLength": 1, "pattern": r"\S"}
+# takes as not given; text, when given, must hold a visible character.
+_OPTIONAL_TEXT = {"type": ["string", "null"], "$ref": "#/$defs/_text"}
+# The options that name a rule in its results, alerts and pages: visible, and on one line.
+_OPTIONAL_LINE = {"type": ["string", "null"], "$ref": "#/$defs/_line"}
 _SCALAR = {"type": ["string", "number", "boolean", "null"]}
 # Each built-in kind of value as a schema; a custom kind is described in words only.
 _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
@@ -36,21 +48,22 @@ _KIND_SCHEMAS: dict[int, dict[str, Any]] = {
     id(kinds.STRING_LIST): {"type": "array", "minItems": 1, "items": dict(_NON_EMPTY_TEXT)},
     id(kinds.NUMBER): {"type": "number"},
     id(kinds.WHOLE): {"type": "integer", "minimum": 0},
-    id(kinds.ORDERED): {"type": ["number", "string"]},
+    id(kinds.ORDERED): {"type": ["number", "string"], "$ref": "#/$defs/_text"},
     id(kinds.THRESHOLD): {"type": ["string", "number"]},
     id(kinds.BOOL): {"type": "boolean"},
     id(kinds.MAPPING): {"type": "object"},
-    id(kinds.STRING_MAP): {"type": "object", "minProperties": 1, "additionalProperties": dict(_NON_EMPTY_TEXT)},
+    id(kinds.STRING_MAP): {"type": "object", "minProperties": 1, "propertyNames": dict(_NON_EMPTY_TEXT),
+                           "additionalProperties": dict(_NON_EMPTY_TEXT)},
     id(kinds.SCALAR_LIST): {"type": "array", "minItems": 1, "maxItems": kinds.MAX_LIST_VALUES, "items": _SCALAR},
 }
 # The options every rule takes, and those only some do (``parsing._options_for``).
 _OPTIONS: dict[str, dict[str, Any]] = {
-    "id": {**_OPTIONAL_TEXT, "description": "A stable identity for the rule's history (default: derived from it)"},
-    "name": {**_OPTIONAL_TEXT, "description": "A name for people, shown beside the result"},
+    "id": {**_OPTIONAL_LINE, "description": "A stable identity for the rule's history, on one line (default: derived)"},
+    "name": {**_OPTIONAL_LINE, "description": "A name for people, on one line, shown beside the result"},
     "description": {**_OPTIONAL_TEXT, "description": "What the rule is for, in words (kept with the rule)"},
-    "code": {**_OPTIONAL_TEXT, "description": "The code written beside each row the rule rejects"},
+    "code": {**_OPTIONAL_LINE, "description": "The code written beside each row the rule rejects, on one line"},
     "severity": {"enum": [*RULE_SEVERITIES, None], "description": "fail (default) or warn: a warn rule never fails"},
-    "dimension": {**_OPTIONAL_TEXT, "description": "A data-quality dimension, such as Completeness"},
+    "dimension": {**_OPTIONAL_LINE, "description": "A data-quality dimension, such as Completeness, on one line"},
 }
 _WHERE = {**_NON_EMPTY_TEXT, "description": "A SQL condition: the rule judges only the rows it holds"}
 _TOLERANCE = {"type": ["string", "number"], "description": "The share of offending rows accepted, such as '< 1%'"}
@@ -79,6 +92,7 @@ def rules_schema(registry: Mapping[str, type[BaseCheck]]) -> dict[str, Any]:
             ],
         },
         "check": _legacy_check(),
+        **_TEXT_DEFINITIONS,
     }
     for name in types:
         definitions[name] = _rule_type(name, registry[name])

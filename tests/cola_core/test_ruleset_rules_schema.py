@@ -20,6 +20,7 @@ from cola_core.checks import BaseCheck
 from cola_core.cli.main import main
 from cola_core.errors import ColaRuleError
 from cola_core.language.params import STRING, WHOLE, Param
+from cola_core.language.text import LINE_PATTERN
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "schema" / "rules.schema.json"
@@ -82,7 +83,7 @@ def test_an_option_left_empty_is_not_given_for_both_the_parser_and_the_schema(va
     with pytest.raises(ColaRuleError, match="'where' must be SQL text, got NoneType"):
         Cola().parse([{**emptied[0], "where": None}])
     assert errors_of(validator, [{**emptied[0], "where": None}]) == [([0, "where"], "None is not of type 'string'")]
-    assert errors_of(validator, [{**emptied[0], "code": " "}]) == [([0, "code"], "' ' does not match '\\\\S'")]
+    assert errors_of(validator, [{**emptied[0], "code": " "}]) == [([0, "code"], f"' ' does not match {LINE_PATTERN!r}")]
 
 
 def test_targets_carry_the_parameters_and_an_id_belongs_in_each(validator):
