@@ -27,9 +27,21 @@ from typing import Any
 
 from cola_core.common.columns import quote
 from cola_core.errors import ColaError
+from cola_core.language.contract_fields import (
+    ContractError,
+    check_fields,
+    close_to,
+    model_error,
+    quality_keys,
+    unknown_arguments,
+    unknown_options,
+)
 from cola_core.language.documents import read_document
+from cola_core.language.structure import document_problem
 
-__all__ = ["OPERATORS", "UNCHECKED", "ContractRules", "ContractWarning", "is_contract", "rules_from_contract"]
+__all__ = [
+    "OPERATORS", "UNCHECKED", "ContractError", "ContractRules", "ContractWarning", "is_contract", "rules_from_contract",
+]
 
 # Each ODCS comparison as the threshold language writes it.
 OPERATORS = {
@@ -77,6 +89,9 @@ _SPARK_TYPE_WORDS = frozenset({
 })
 _API_VERSION = re.compile(r"^v3\.\d+\.\d+$")
 _INSTALL = "pip install 'airflow-provider-cola[contracts]'"
+_UNITS = ("rows", "percent")
+# ODCS logical types the schema rule has no Spark types for (v3.2.0's map and vector).
+_UNCHECKED_LOGICAL = ("map", "vector")
 # How the one warning about the parts no rule checks opens (a task log says it once).
 UNCHECKED = "no rule checks these parts of the contract: "
 
@@ -180,12 +195,18 @@ def _validate(contract: Mapping[str, Any]) -> None:
         raise ColaError(
             f"reading an ODCS contract needs the open-data-contract-standard package: {_INSTALL}"
         ) from error
+    # Before the model reads it: the model copies each alias it meets, so 557 bytes of YAML
+    # aliases (a "billion laughs") would be expanded before any bound applied.
+    problem = document_problem(contract)
+    if problem is not None:
+        raise ContractError(f"the contract is malformed: {problem}", "the contract")
     try:
-        OpenDataContractStandard.model_validate(dict(contract))
+        # Strict: the lax model reads required: "no" as false while the mapping sees the text,
+        # and primaryKeyPosition: "2" as 2 beside the text; a boolean is true or false, unquoted.
+        OpenDataContractStandard.model_validate(dict(contract), strict=True)
     except ValidationError as error:
         first = error.errors()[0]
-        where = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in first["loc"]).lstrip(".")
-        raise ColaError(f"the contract is malformed at {where}: {first['msg']}") from None
+        raise model_error(contract, first) from None
     # The model accepts any key that starts with "must" inside a quality entry's extra fields
     # silently; an operator ODCS does not have would be a rule nobody checks.
     for at, table in _objects(contract):
@@ -196,9 +217,11 @@ def _validate(contract: Mapping[str, Any]) -> None:
             for number, entry in enumerate(entries or []):
                 unknown = [word for word in entry if word.startswith("must") and word not in OPERATORS]
                 if unknown:
-                    raise ColaError(
-                        f"{where}[{number}]: unknown operator {unknown[0]!r}; ODCS has {', '.join(OPERATORS)}"
+                    raise ContractError(
+                        f"{where}[{number}]: unknown operator {unknown[0]!r}; ODCS has {', '.join(OPERATORS)}",
+                        f"{where}[{number}].{unknown[0]}",
                     )
+    check_fields(contract)
 
 
 def _objects(contract: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -225,8 +248,11 @@ def _property_rules(prop: Mapping[str, Any], column: str, path: str, unmapped: l
     """The rules a property's own fields state (not its quality entries)."""
     rules: list[dict[str, Any]] = []
     types: dict[str, Any] = {}
-    if prop.get("logicalType"):
-        types["logical_types"] = {column: prop["logicalType"]}
+    logical = prop.get("logicalType")
+    if logical in _UNCHECKED_LOGICAL:
+        unmapped.append(f"{path}.logicalType ({logical!r}: no rule checks it)")
+    elif logical:
+        types["logical_types"] = {column: logical}
     physical = prop.get("physicalType")
     if physical:
         if re.split(r"[\s(<]", str(physical).strip().lower(), maxsplit=1)[0] in _SPARK_TYPE_WORDS:
@@ -235,7 +261,7 @@ def _property_rules(prop: Mapping[str, Any], column: str, path: str, unmapped: l
             unmapped.append(f"{path}.physicalType ({physical!r} is no Spark type)")
     if types:
         # Named for the property, since a run lists one schema result per property.
-        logical, physical = prop.get("logicalType"), types.get("column_types", {}).get(column)
+        logical, physical = types.get("logical_types", {}).get(column), types.get("column_types", {}).get(column)
         stated = f"{logical} ({physical})" if logical and physical else logical or physical
         rules.append({"type": "schema", **types, "name": f"{column} is {stated}"})
     if prop.get("required"):
@@ -245,14 +271,18 @@ def _property_rules(prop: Mapping[str, Any], column: str, path: str, unmapped: l
     allowed = [item.get("value") for item in prop.get("enum") or [] if item.get("value") is not None]
     if allowed:
         rules.append({"type": "invalid_count", "column": column, "valid_values": allowed, "must_be": 0})
-    rules += _type_options(column, prop.get("logicalTypeOptions") or {}, path, unmapped)
+    options = prop.get("logicalTypeOptions") or {}
+    rules += _type_options(column, options, path, unmapped, logical)
+    unmapped += unknown_options(options, prop.get("logicalType"), f"{path}.logicalTypeOptions")
     for nested in ("properties", "items"):
         if prop.get(nested):
             unmapped.append(f"{path}.{nested} (nested properties)")
     return rules
 
 
-def _type_options(column: str, options: Mapping[str, Any], path: str, unmapped: list[str]) -> list[dict[str, Any]]:
+def _type_options(
+    column: str, options: Mapping[str, Any], path: str, unmapped: list[str], logical: str | None
+) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = []
     if "pattern" in options:
         rules.append({"type": "regex", "column": column, "pattern": options["pattern"], "null_is_valid": True})
@@ -272,14 +302,21 @@ def _type_options(column: str, options: Mapping[str, Any], path: str, unmapped: 
                           "name": f"{column} {sign} {bound!r}"})
         elif word in options:
             unmapped.append(f"{path}.logicalTypeOptions.{word} ({bound!r} is no number)")
-    if "format" in options:
+    if "format" in options and logical not in (None, "string"):
+        # A date's or a number's format says how it is written (yyyy-MM-dd), not which values are valid.
+        written = f"{options['format']!r} says how a value of type {logical} is written"
+        unmapped.append(f"{path}.logicalTypeOptions.format ({written})")
+    elif "format" in options:
         rules.append({"type": "invalid_count", "column": column, "valid_format": options["format"], "must_be": 0})
-    unmapped += [f"{path}.logicalTypeOptions.{word}" for word in options if word not in _TYPE_OPTIONS]
+    # An option of the standard that no rule checks (an unknown one is refused or listed apart).
+    unmapped += [f"{path}.logicalTypeOptions.{word}" for word in options
+                 if word not in _TYPE_OPTIONS and not unknown_options({word: None}, None, "")]
     return rules
 
 
 def _quality(entry: Mapping[str, Any], column: str | None, path: str, unmapped: list[str]) -> list[dict[str, Any]]:
     kind = entry.get("type") or "library"
+    unmapped += quality_keys(entry, path)  # only a v3.0 entry gets here with a key ODCS does not have
     carried = _carried(entry, path, unmapped)
     if kind == "custom":
         return _custom(entry, carried, path, unmapped)
@@ -311,7 +348,13 @@ def _quality(entry: Mapping[str, Any], column: str | None, path: str, unmapped: 
     if column is None and metric != "duplicateValues":
         unmapped.append(f"{path} ({metric} needs a property)")
         return []
-    percent = entry.get("unit") == "percent"
+    unmapped += unknown_arguments(entry, metric, path)
+    unit = entry.get("unit")
+    if unit not in (None, "rows", "percent"):
+        # ODCS allows any unit; Cola counts in rows or percent, and never guesses which one is meant.
+        unmapped.append(f"{path}.unit ({unit!r} is no unit Cola reads: rows or percent{close_to(unit, _UNITS)})")
+        return []
+    percent = unit == "percent"
     rule: dict[str, Any] = {"type": _METRICS[metric][percent], "must_be": threshold + ("%" if percent else "")}
     if metric == "duplicateValues":
         rule["columns"] = [column] if column is not None else list(arguments.get("properties") or [])

@@ -33,7 +33,10 @@ from typing import Any
 
 from cola_core.errors import ColaRuleError
 
-__all__ = ["MAX_BLOCK_TEXT", "MAX_DEPTH", "MAX_NUMBER_DIGITS", "MAX_TEXT_LENGTH", "MAX_VALUES", "check_structure"]
+__all__ = [
+    "MAX_BLOCK_TEXT", "MAX_DEPTH", "MAX_NUMBER_DIGITS", "MAX_TEXT_LENGTH", "MAX_VALUES", "check_structure",
+    "document_problem",
+]
 
 # A rule is an object of parameters, a few levels deep at most (a reference source with its
 # options is four). 32 leaves room for any real rule, and stays far below Python's recursion
@@ -74,6 +77,13 @@ def check_structure(rules: Sequence[Any], registry: Mapping[str, type] | None = 
             problem = _long_problem(raw, registry)
         if problem is not None:
             raise ColaRuleError(problem, position=position, rule_type=_shown_type(raw))
+
+
+def document_problem(document: Any) -> str | None:
+    """What :func:`check_structure` would refuse in a whole document that is no rule block (a
+    data contract), with the same bounds, or None. Paths are the document's own
+    (``'schema[0].properties[1].required'``)."""
+    return _Walker(None).walk(document)
 
 
 class _Walker:

@@ -169,11 +169,11 @@ def _changed(path, value):
          "the contract is malformed at schema[0].quality[0].mustBeBetween: List should have at least 2 items after "
          "validation, not 1"),
         (_changed(["schema", 0, "quality", 3, "mustBeGreaterThan"], "3; DROP TABLE x"),
-         "the contract is malformed at schema[0].quality[3].mustBeGreaterThan.float: Input should be a valid number, "
-         "unable to parse string as a number"),
+         "the contract is malformed at schema[0].quality[3].mustBeGreaterThan: Input should be a valid number, got "
+         "'3; DROP TABLE x'; write a number, unquoted"),
         (_changed(["schema", 0, "properties", 1, "required"], "maybe"),
-         "the contract is malformed at schema[0].properties[1].required: Input should be a valid boolean, unable to "
-         "interpret input"),
+         "the contract is malformed at schema[0].properties[1].required: Input should be a valid boolean, got "
+         "'maybe'; write true or false, unquoted"),
         (_changed(["schema", 0, "quality", 7, "implementation"], "not_null(email)"),
          "schema[0].quality[7].implementation: a custom entry for Cola holds one rule object with a 'type'"),
     ],
