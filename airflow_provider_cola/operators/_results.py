@@ -25,8 +25,8 @@ from typing import Any, TypeVar, cast
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
-from cola_core.common.formatting import plural
-from cola_core.language.result import DETAILS_CHARS, SEVERITIES
+from cola_core.common.formatting import json_type, plural
+from cola_core.language.result import DETAILS_CHARS, RESULT_KEYS, SEVERITIES
 from cola_core.plan.cost import SparkCost
 from cola_core.report.results import REFUSAL_KEY, summarise
 from cola_core.storage.specs import without_file_scheme
@@ -190,12 +190,12 @@ def _refusal(data: Any) -> str | None:
 
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool = False) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {_json_type(data)}")
+        raise ValueError(f"expected a JSON object, got {json_type(data)}")
     keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost"}
     # An engine of an earlier release writes no cost.
     _exact_keys(data, keys, "the summary", optional=("cost",))
     if not isinstance(data["results"], list):
-        raise ValueError(f"'results' must be a list, got {_json_type(data['results'])}")
+        raise ValueError(f"'results' must be a list, got {json_type(data['results'])}")
     if len(data["results"]) != len(checks):
         raise ValueError(
             f"it holds {plural(len(data['results']), 'result')} for a block of {plural(len(checks), 'rule')}"
@@ -218,7 +218,7 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
     """A stream's ``{"batch_count", "batches"}``: each line whole, and when every batch is
     listed, their rows adding up to the split's counts."""
     if not isinstance(lines, dict):
-        raise ValueError(f"'stream' must be an object, got {_json_type(lines)}")
+        raise ValueError(f"'stream' must be an object, got {json_type(lines)}")
     _exact_keys(lines, {"batch_count", "batches"}, "stream")
     batch_count = _count(lines["batch_count"], "stream.batch_count")
     if not isinstance(lines["batches"], list) or len(lines["batches"]) > batch_count:
@@ -226,7 +226,7 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
     for index, line in enumerate(lines["batches"]):
         where = f"stream.batches[{index}]"
         if not isinstance(line, dict):
-            raise ValueError(f"{where} must be an object, got {_json_type(line)}")
+            raise ValueError(f"{where} must be an object, got {json_type(line)}")
         _exact_keys(line, {"batch_id", "severity", *_SPLIT_KEYS}, where)
         for key in ("batch_id", *_SPLIT_KEYS):
             _count(line[key], f"{where}.{key}")
@@ -240,14 +240,17 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
 
 
 def _checked_result(item: Any, index: int) -> CheckResult:
-    """One result, each key of the type ``CheckResult.to_dict`` gives it."""
+    """One result, each key of the type ``CheckResult.to_dict`` gives it (``RESULT_KEYS``, read
+    off the dataclass: the form is written once, in cola_core)."""
     where = f"results[{index}]"
     if not isinstance(item, dict):
-        raise ValueError(f"{where} must be an object, got {_json_type(item)}")
-    _exact_keys(item, set(_RESULT_TYPES), where, optional=_OPTIONAL_RESULT_KEYS)
-    for key, (types, what) in _RESULT_TYPES.items():
-        if key in item and not (isinstance(item[key], types) and not _is_bool_for_number(item[key], types)):
-            raise ValueError(f"{where}.{key} must be {what}, got {_json_type(item[key])}")
+        raise ValueError(f"{where} must be an object, got {json_type(item)}")
+    optional = tuple(name for name, key in RESULT_KEYS.items() if key.optional and name not in _ALWAYS_WRITTEN)
+    _exact_keys(item, set(RESULT_KEYS), where, optional=optional)
+    for name, key in RESULT_KEYS.items():
+        problem = key.problem(item[name]) if name in item else None
+        if problem is not None:
+            raise ValueError(f"{where}.{name} {problem}")
     if item["severity"] not in SEVERITIES:
         raise ValueError(f"{where}.severity must be one of {', '.join(SEVERITIES)}, got {item['severity']!r}")
     _count(item["failed_count"], f"{where}.failed_count")
@@ -255,12 +258,6 @@ def _checked_result(item: Any, index: int) -> CheckResult:
         _count(item["rows_checked"], f"{where}.rows_checked")
     if item["passed"] != (item["severity"] != "fail"):
         raise ValueError(f"{where}.passed is {item['passed']} for severity {item['severity']!r}")
-    if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
-        raise ValueError(f"{where}.samples must be a list of objects")
-    if "thresholds" in item and not all(
-        isinstance(name, str) and isinstance(text, str) for name, text in item["thresholds"].items()
-    ):
-        raise ValueError(f"{where}.thresholds must be an object of strings")
     if item.get("evaluation_failed") is False:
         raise ValueError(f"{where}.evaluation_failed is only written when true")
     result = CheckResult.from_dict(item)
@@ -296,43 +293,10 @@ def _count(value: Any, what: str) -> int:
     return value
 
 
-def _is_bool_for_number(value: Any, types: tuple[type, ...]) -> bool:
-    # JSON true is a Python bool, which is an int: never a count or a measured value.
-    return isinstance(value, bool) and bool not in types
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
 _SUMMARY_KEYS = ("severity", "passed", "counts", "results")
 _SPLIT_KEYS = ("valid_count", "invalid_count")
-_NONE = type(None)
-# What CheckResult.to_dict() writes, key by key; dimension and samples only when set.
-_RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "rule_type": ((str,), "a string"),
-    "passed": ((bool,), "a boolean"),
-    "message": ((str,), "a string"),
-    "failed_count": ((int,), "a whole number"),
-    "metric_value": ((int, float, _NONE), "a number or null"),
-    "severity": ((str,), "a string"),
-    "check_name": ((str, _NONE), "a string or null"),
-    "code": ((str, _NONE), "a string or null"),
-    "dimension": ((str,), "a string"),
-    "samples": ((list,), "a list"),
-    "rule_id": ((str,), "a string"),
-    "rows_checked": ((int,), "a whole number"),
-    "baseline": ((int, float), "a number"),
-    "thresholds": ((dict,), "an object"),
-    "details": ((dict,), "an object"),
-    "evaluation_failed": ((bool,), "a boolean"),
-}
-# The engine always writes a rule_id; rows_checked only for a rule measured in the scan,
-# thresholds only for a rule that has some, details only for a rule that measured some,
-# evaluation_failed only when true.
-_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline", "thresholds", "details",
-                         "evaluation_failed")
+# The engine always writes a rule_id (CheckResult.to_dict() only when it is set).
+_ALWAYS_WRITTEN = ("rule_id",)
 
 
 def _short(error: BaseException) -> str:

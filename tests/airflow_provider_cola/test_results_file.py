@@ -275,3 +275,22 @@ def test_a_results_file_recording_a_refusal_fails_without_retry(tmp_path):
     assert not Path(results.target).exists()
     assert written(tmp_path, results_text(ORDERS_PASS_SUMMARY)).refusal() is None
     assert written(tmp_path, b"\xff").refusal() is None
+
+
+def test_the_reader_takes_the_result_form_from_cola_core_with_no_copy_of_its_own(tmp_path, monkeypatch):
+    """A result's keys and their types are CheckResult's (``RESULT_KEYS``, read off the dataclass):
+    a key the engine gains is read (and a key it loses refused) with nothing changed here."""
+    from cola_core.language import result as result_module
+    from cola_core.language.result import ResultKey
+
+    gained = {**result_module.RESULT_KEYS, "confidence": ResultKey("confidence", (float, int), None, optional=False)}
+    monkeypatch.setattr("airflow_provider_cola.operators._results.RESULT_KEYS", gained)
+    # Were the reader's table its own, it would refuse the new key as unknown, or take it as text.
+    with pytest.raises(ColaJobError, match=r"results\[0\]\.confidence must be a number, got a string"):
+        written(tmp_path, with_first(confidence="high")).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    with pytest.raises(ColaJobError, match=r"results\[0\] has missing confidence\)"):
+        written(tmp_path, with_first()).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    lost = {name: key for name, key in result_module.RESULT_KEYS.items() if name != "message"}
+    monkeypatch.setattr("airflow_provider_cola.operators._results.RESULT_KEYS", lost)
+    with pytest.raises(ColaJobError, match=r"results\[0\] has unknown message\)"):
+        written(tmp_path, with_first()).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
