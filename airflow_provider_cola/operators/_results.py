@@ -19,6 +19,7 @@ import contextlib
 import json
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -28,12 +29,29 @@ from cola_core import CheckResult, ColaError
 from cola_core.common.formatting import json_type, plural
 from cola_core.language.result import DETAILS_CHARS, RESULT_KEYS, SEVERITIES
 from cola_core.plan.cost import SparkCost
-from cola_core.report.results import REFUSAL_KEY, summarise
+from cola_core.report.results import REFUSAL_KEY, REFUSAL_KINDS, summarise
 from cola_core.storage.specs import without_file_scheme
 
-__all__ = ["ResultsFile"]
+__all__ = ["Refusal", "ResultsFile"]
 
 _Loaded = TypeVar("_Loaded")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal the job wrote down (``cola_core.report.results.refusal_results``).
+
+    Attributes:
+        kind: what it refused (``REFUSAL_KINDS``: ``usage`` for its command line...).
+        message: the job's words.
+    """
+
+    kind: str
+    message: str
+
+    def error(self) -> ColaJobRefused:
+        """The task's final error, saying the job's message."""
+        return ColaJobRefused(refused_message(self.message, self.kind), kind=self.kind)
 
 
 class ResultsFile:
@@ -124,16 +142,16 @@ class ResultsFile:
             ColaJobRefused: the file records that the job refused its inputs.
             ColaJobError: the file is missing, unreadable or corrupt.
         """
-        def summary_or_refusal(data: Any) -> dict[str, Any] | str:
+        def summary_or_refusal(data: Any) -> dict[str, Any] | Refusal:
             return _refusal(data) or _checked_summary(data, split, checks, stream)
 
         summary = self.load(log_tail, summary_or_refusal)
-        if isinstance(summary, str):
-            raise ColaJobRefused(refused_message(summary))
+        if isinstance(summary, Refusal):
+            raise summary.error()
         return summary
 
-    def refusal(self) -> str | None:
-        """The job's error message, when the file it left records a refused run; else ``None``.
+    def refusal(self) -> Refusal | None:
+        """The job's refusal, when the file it left records a refused run; else ``None``.
 
         Read after a failed submit: whatever else the file holds is not looked at, since the
         failure itself is reported.
@@ -178,14 +196,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-def _refusal(data: Any) -> str | None:
-    """The message of a results file that records a refused run (``report.refusal_results``)."""
+def _refusal(data: Any) -> Refusal | None:
+    """The refusal a results file records instead of results (``report.refusal_results``)."""
     if not isinstance(data, dict) or REFUSAL_KEY not in data:
         return None
     error = data[REFUSAL_KEY]
-    if set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or not isinstance(error.get("message"), str):
-        raise ValueError(f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"message\": \"...\"}} alone")
-    return cast(str, error["message"])  # checked to be a str just above
+    if (
+        set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or set(error) != {"exit_code", "kind", "message"}
+        or not isinstance(error["message"], str) or error["kind"] not in REFUSAL_KINDS
+    ):
+        raise ValueError(
+            f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"kind\": \"...\", \"message\": \"...\"}} alone, "
+            f"its kind one of {', '.join(REFUSAL_KINDS)}"
+        )
+    return Refusal(error["kind"], error["message"])
 
 
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool = False) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from cola_core import exit_status
 from cola_core._version import __version__
@@ -21,8 +22,61 @@ from cola_core.job.spec import JobSpec, checked_moment
 from cola_core.storage.specs import FORMATS, OutputSpec, history_spec, parse_output, parse_source
 
 __all__ = [
-    "build_parser", "job_from_argv", "job_spec", "output_argument", "parse_arguments", "remote_url", "source_config",
+    "UsageError", "build_parser", "job_from_argv", "job_spec", "output_argument", "parse_arguments", "record_paths",
+    "remote_url", "source_config",
 ]
+
+
+class UsageError(SystemExit):
+    """argparse's usage error (exit status 2), said on stderr as argparse says it, with its
+    message kept: the job writes it down as its refusal record (``cli.main``).
+
+    Attributes:
+        message: argparse's words, such as ``argument --samples: invalid int value: 'x'``.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(exit_status.REFUSED)
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are :class:`UsageError` (its subcommands' too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.flush()
+        raise UsageError(message)
+
+
+class _QuietParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)  # the full parser says it
+
+
+def record_paths(argv: Sequence[str]) -> list[str]:
+    """The files a command line asks the job to write JSON to, read without the full parser (for
+    a command line it refuses): ``--results`` of ``check`` and ``split``, ``--out`` of
+    ``profile``, ``--profile-out`` and a ``.json`` ``--out`` of ``suggest``. Where the job's
+    refusal record goes; empty when none is named (or the words cannot be read)."""
+    command = next((word for word in argv if not word.startswith("-")), None)
+    flags = {"check": ("--results",), "split": ("--results",), "profile": ("--out",),
+             "suggest": ("--profile-out", "--out")}.get(command or "", ())
+    if not flags:
+        return []
+    scan = _QuietParser(add_help=False, allow_abbrev=False)
+    for flag in flags:
+        scan.add_argument(flag, dest=flag)
+    words = list(argv)
+    words.remove(command)  # type: ignore[arg-type]  # found in argv just above
+    try:
+        known, _ = scan.parse_known_args(words)
+    except UsageError:  # `--results` with no value, say
+        return []
+    given = [(flag, vars(known)[flag]) for flag in flags if vars(known)[flag]]
+    # suggest's --out is YAML unless it ends in .json: no JSON record goes there.
+    return [path for flag, path in given if command != "suggest" or flag != "--out" or path.lower().endswith(".json")]
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -114,7 +168,9 @@ def remote_url(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``cola`` command: ``check`` and ``split``, whose flags are
     the fields of :class:`JobSpec`, and ``history``."""
-    parser = argparse.ArgumentParser(
+    # Typed as argparse's own: the subcommands' parsers are _Parser too (add_subparsers makes them
+    # of the parser's class), whatever their parents are.
+    parser: argparse.ArgumentParser = _Parser(
         prog="cola",
         description="Validate a Spark source against data-quality rules.",
         epilog="exit status: 0 nothing failed (warns are fine), 1 a check failed, "

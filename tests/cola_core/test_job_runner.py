@@ -223,7 +223,7 @@ def test_the_results_file_holds_the_summary_or_the_refusal_and_replaces_the_earl
     write_results_file(path, summary)
     assert json.loads(path.read_text(encoding="utf-8")) == summary
     write_results_file(path, refusal_results("no such table"))
-    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "no such table"}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "kind": "error", "message": "no such table"}}
     remove_earlier_file(path, "results file")
     remove_earlier_file(path, "results file")  # none left: nothing to do
     assert sorted(p.name for p in path.parent.iterdir()) == []
