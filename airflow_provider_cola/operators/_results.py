@@ -215,9 +215,14 @@ def _refusal(data: Any) -> Refusal | None:
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool = False) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {json_type(data)}")
-    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost"}
-    # An engine of an earlier release writes no cost.
-    _exact_keys(data, keys, "the summary", optional=("cost",))
+    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost",
+            "contract_gaps"}
+    # An engine of an earlier release writes no cost; contract_gaps only for a contract with some.
+    _exact_keys(data, keys, "the summary", optional=("cost", "contract_gaps"))
+    gaps = data.get("contract_gaps", [])
+    written = "contract_gaps" in data
+    if not isinstance(gaps, list) or (written and not gaps) or not all(isinstance(gap, str) for gap in gaps):
+        raise ValueError("contract_gaps must be a list of one string or more")
     if not isinstance(data["results"], list):
         raise ValueError(f"'results' must be a list, got {json_type(data['results'])}")
     if len(data["results"]) != len(checks):
@@ -229,7 +234,7 @@ def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool
         _matches_rule(item, check, index)
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     cost = SparkCost.from_dict(data["cost"]) if "cost" in data else None
-    expected = summarise(results, **counts, cost=cost)
+    expected = summarise(results, **counts, cost=cost, contract_gaps=gaps)
     if stream:
         expected["stream"] = _checked_batches(data["stream"], counts)
     if data != expected:

@@ -99,6 +99,7 @@ def summarise(
     valid_count: int | None = None,
     invalid_count: int | None = None,
     cost: SparkCost | None = None,
+    contract_gaps: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The results summary: the CLI's results file and the operators' XCom ``return_value``.
 
@@ -107,6 +108,8 @@ def summarise(
         valid_count: rows written to the valid output (a split only; give both counts or none).
         invalid_count: rows written to the invalid output.
         cost: what the run cost Spark (``cola_core.plan.cost``), when it was measured.
+        contract_gaps: for rules read from a data contract, the parts of it no rule checks
+            (``ContractRules.gaps``): the summary's ``contract_gaps``, written when there are some.
 
     Returns:
         ``{"severity", "passed", "counts": {"pass", "warn", "fail"}, "results"}``, plus
@@ -135,6 +138,8 @@ def summarise(
         summary["invalid_count"] = int(invalid_count)
     if cost is not None:
         summary["cost"] = cost.to_dict()
+    if contract_gaps:
+        summary["contract_gaps"] = [str(gap) for gap in contract_gaps]
     return summary
 
 

@@ -308,3 +308,14 @@ def test_the_reader_takes_the_result_form_from_cola_core_with_no_copy_of_its_own
     monkeypatch.setattr("airflow_provider_cola.operators._results.RESULT_KEYS", lost)
     with pytest.raises(ColaJobError, match=r"results\[0\] has unknown message\)"):
         written(tmp_path, with_first()).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+
+
+def test_a_contracts_gaps_are_read_back_as_a_field_of_the_results(tmp_path):
+    gaps = ["schema[0].quality[1] (text, no single mustBe* operator)"]
+    content = json.dumps({**ORDERS_PASS_SUMMARY, "contract_gaps": gaps})
+    read = written(tmp_path, content).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    assert read == {**ORDERS_PASS_SUMMARY, "contract_gaps": gaps}  # what XCom gets
+    for bad in ([], "schema[0]", [1]):
+        with pytest.raises(ColaJobError, match=r"contract_gaps must be a list of one string or more"):
+            written(tmp_path, json.dumps({**ORDERS_PASS_SUMMARY, "contract_gaps": bad})).read(
+                split=False, checks=ORDERS_CHECKS, log_tail=tail)

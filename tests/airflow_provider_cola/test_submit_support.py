@@ -121,13 +121,12 @@ def test_the_users_call_site_setting_wins():
     assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf["spark.python.sql.dataFrameDebugging.enabled"] == "true"
 
 
-def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail_and_the_jobs_lines_are_kept():
+def test_the_jvms_start_up_notice_and_a_contracts_gaps_are_left_out_of_the_task_log_and_the_tail():
     hook = ColaSubmitHook(conn_id="spark_local")
-    gaps = "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)"
     lines = [
         "WARNING: Using incubator modules: jdk.incubator.vector\n",
-        # What the job says is its own: kept as it is (the task reads the gaps from its results).
-        f"{gaps}\n",
+        # A contract's unchecked parts: the task logged them as a warning before submitting.
+        "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)\n",
         "SEVERITY  RULE  CODE\n",
         "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called\n",
         "26/01/01 00:00:00 ERROR Something: the end of the log\n",
@@ -135,9 +134,8 @@ def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail_and_t
     hook._process_spark_submit_log(iter(lines))
     # SparkSubmitHook logs each line it is given, and keeps it for its own message.
     assert list(hook._last_submit_log_lines) == [
-        gaps,
         "SEVERITY  RULE  CODE",
         "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called",
         "26/01/01 00:00:00 ERROR Something: the end of the log",
     ]
-    assert hook.log_tail() == f"{gaps}\nSEVERITY  RULE  CODE\n26/01/01 00:00:00 ERROR Something: the end of the log"
+    assert hook.log_tail() == "SEVERITY  RULE  CODE\n26/01/01 00:00:00 ERROR Something: the end of the log"
