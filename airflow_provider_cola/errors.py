@@ -4,9 +4,9 @@ Airflow should do next.
 - :class:`ColaConfigError`: the task is set up wrong (malformed rules, source or output, a
   local source path that does not exist). Retrying cannot help, so it is an
   ``AirflowFailException`` and fails the task at once.
-- :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (the error its
-  results file records, or ``cola``'s exit status ``cola_core.exit_status.REFUSED``; in the
-  worker, a ``cola_core`` error or a query Spark refused: :func:`refusal_of`). Final too: a
+- :class:`ColaJobRefused`: the job itself refused its rules, source or arguments (the refusal
+  record it writes in its results file, its command line's included; in the worker, a
+  ``cola_core`` error or a query Spark refused: :func:`refusal_of`). Final too: a
   retry would submit the same inputs and start another JVM for the same refusal.
 - :class:`ColaChecksFailed`: the data broke a rule under ``on_failure="fail"``. Also final:
   a retry would read the same data.
@@ -40,7 +40,17 @@ class ColaConfigError(ColaProviderError, AirflowFailException):
 
 
 class ColaJobRefused(ColaProviderError, AirflowFailException):
-    """The Cola job refused its inputs (a usage, source or rule error); the message is the job's."""
+    """The Cola job refused its inputs (a usage, source or rule error); the message is the job's.
+
+    Attributes:
+        kind: what it refused, as its record says (``cola_core.report.results.REFUSAL_KINDS``:
+            ``usage``, ``rules``, ``source``, ``output``, ``query``, ``error``); None when the
+            engine refused in this worker.
+    """
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class ColaJobError(ColaProviderError):

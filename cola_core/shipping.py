@@ -6,10 +6,16 @@ The cluster needs nothing installed but Spark: the operators submit
 
 The zip is built from the installed package and cached under a name made of the hash of its
 content, so it is rebuilt exactly when the package's files change.
+
+The entry script is written outside the package, alone in a folder of its own: Python puts a
+script's folder first on ``sys.path``, so a script inside ``cola_core/`` made its modules
+(``checks``, ``common``, ``errors``...) shadow any package of that name the job imports, such
+as a user's ``--checks checks``. Its name has a hyphen, so that it is no module either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -31,13 +37,23 @@ if TYPE_CHECKING:
     else:
         from importlib.abc import Traversable
 
-__all__ = ["job_entry_path", "package_files", "py_files_zip"]
+__all__ = ["ENTRY_SCRIPT", "job_entry_path", "package_files", "py_files_zip"]
 
 PACKAGE = "cola_core"
 # Fixed entry metadata: the same files always give the same zip, byte for byte.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 _SKIPPED_DIRECTORIES = {"__pycache__"}
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
+# The application spark-submit runs. A script, not a module: absolute imports only.
+ENTRY_SCRIPT = """\
+\"\"\"The Cola job that spark-submit runs (written by cola_core.shipping.job_entry_path).\"\"\"
+import sys
+
+from cola_core.cli.main import main
+
+sys.exit(main())
+"""
+_ENTRY_NAME = "cola-job.py"
 
 
 def package_files() -> dict[str, bytes]:
@@ -99,19 +115,39 @@ def py_files_zip(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return target
 
 
-def job_entry_path() -> Path:
-    """The script spark-submit runs: ``_job_entry.py`` of the installed ``cola_core``.
+def job_entry_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The script spark-submit runs (:data:`ENTRY_SCRIPT`), written once per content.
+
+    It is ``cola-job.py``, alone in a folder of the cache named after its hash, outside the
+    ``cola_core`` package: the folder Python puts first on the driver's ``sys.path`` holds no
+    module, so the job imports ``cola_core`` from the ``--py-files`` zip and every other
+    package (a user's ``checks``, ``common``...) as it would anywhere else.
+
+    Args:
+        cache_dir: as for :func:`py_files_zip`.
 
     Raises:
-        ColaError: when ``cola_core`` itself is imported from a zip (there is no file to submit).
+        ColaError: the script cannot be written.
     """
-    path = Path(__file__).resolve().with_name("_job_entry.py")
-    if not path.is_file():
-        raise ColaError(
-            f"the cola_core entry script {str(path)!r} is not a file; install airflow-provider-cola "
-            "where spark-submit is started (not only as a zip)"
-        )
-    return path
+    content = ENTRY_SCRIPT.encode("utf-8")
+    folder = (Path(cache_dir) if cache_dir is not None else _default_cache_dir()) / (
+        f"entry-{hashlib.sha256(content).hexdigest()[:16]}"
+    )
+    target = folder / _ENTRY_NAME
+    with contextlib.suppress(OSError):
+        if target.read_bytes() == content:
+            return target
+    # Written beside the target and renamed into place, as the zip is; the partial name has dots
+    # and a leading one, so it is no module either.
+    partial = folder / f".{_ENTRY_NAME}.{uuid.uuid4().hex}.partial"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(content)
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise ColaError(f"cannot write the cola_core entry script in {str(folder)!r}: {error}") from error
+    return target
 
 
 def _default_cache_dir() -> Path:

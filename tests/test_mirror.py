@@ -51,7 +51,6 @@ EXEMPT = {
     },
     # Entry points that only call into a tested module.
     "cola_core.__main__": "`python -m cola_core` calls cli.main; test_cli_main.py runs the command that way",
-    "cola_core._job_entry": "the spark-submit entry script; test_shipping.py runs it from the zip",
     "cola_core._version": "one constant; test_cli_main.py checks that `cola --version` prints it",
     # Private parts reached only through the public module built on them.
     "cola_core.guards.sqllex": "the SQL lexer of sqlguard; test_guards_sqlguard.py drives it with a lexer corpus",

@@ -19,21 +19,39 @@ import contextlib
 import json
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
 from airflow_provider_cola.operators._spark_submit import refused_message
 from cola_core import CheckResult, ColaError
-from cola_core.common.formatting import plural
-from cola_core.language.result import DETAILS_CHARS, SEVERITIES
+from cola_core.common.formatting import json_type, plural
+from cola_core.language.result import DETAILS_CHARS, RESULT_KEYS, SEVERITIES
 from cola_core.plan.cost import SparkCost
-from cola_core.report.results import REFUSAL_KEY, summarise
+from cola_core.report.results import REFUSAL_KEY, REFUSAL_KINDS, summarise
 from cola_core.storage.specs import without_file_scheme
 
-__all__ = ["ResultsFile"]
+__all__ = ["Refusal", "ResultsFile"]
 
 _Loaded = TypeVar("_Loaded")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal the job wrote down (``cola_core.report.results.refusal_results``).
+
+    Attributes:
+        kind: what it refused (``REFUSAL_KINDS``: ``usage`` for its command line...).
+        message: the job's words.
+    """
+
+    kind: str
+    message: str
+
+    def error(self) -> ColaJobRefused:
+        """The task's final error, saying the job's message."""
+        return ColaJobRefused(refused_message(self.message, self.kind), kind=self.kind)
 
 
 class ResultsFile:
@@ -124,16 +142,16 @@ class ResultsFile:
             ColaJobRefused: the file records that the job refused its inputs.
             ColaJobError: the file is missing, unreadable or corrupt.
         """
-        def summary_or_refusal(data: Any) -> dict[str, Any] | str:
+        def summary_or_refusal(data: Any) -> dict[str, Any] | Refusal:
             return _refusal(data) or _checked_summary(data, split, checks, stream)
 
         summary = self.load(log_tail, summary_or_refusal)
-        if isinstance(summary, str):
-            raise ColaJobRefused(refused_message(summary))
+        if isinstance(summary, Refusal):
+            raise summary.error()
         return summary
 
-    def refusal(self) -> str | None:
-        """The job's error message, when the file it left records a refused run; else ``None``.
+    def refusal(self) -> Refusal | None:
+        """The job's refusal, when the file it left records a refused run; else ``None``.
 
         Read after a failed submit: whatever else the file holds is not looked at, since the
         failure itself is reported.
@@ -178,24 +196,35 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-def _refusal(data: Any) -> str | None:
-    """The message of a results file that records a refused run (``report.refusal_results``)."""
+def _refusal(data: Any) -> Refusal | None:
+    """The refusal a results file records instead of results (``report.refusal_results``)."""
     if not isinstance(data, dict) or REFUSAL_KEY not in data:
         return None
     error = data[REFUSAL_KEY]
-    if set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or not isinstance(error.get("message"), str):
-        raise ValueError(f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"message\": \"...\"}} alone")
-    return cast(str, error["message"])  # checked to be a str just above
+    if (
+        set(data) != {REFUSAL_KEY} or not isinstance(error, dict) or set(error) != {"exit_code", "kind", "message"}
+        or not isinstance(error["message"], str) or error["kind"] not in REFUSAL_KINDS
+    ):
+        raise ValueError(
+            f"its {REFUSAL_KEY!r} must be {{\"exit_code\": 2, \"kind\": \"...\", \"message\": \"...\"}} alone, "
+            f"its kind one of {', '.join(REFUSAL_KINDS)}"
+        )
+    return Refusal(error["kind"], error["message"])
 
 
 def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool = False) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {_json_type(data)}")
-    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost"}
-    # An engine of an earlier release writes no cost.
-    _exact_keys(data, keys, "the summary", optional=("cost",))
+        raise ValueError(f"expected a JSON object, got {json_type(data)}")
+    keys = {*_SUMMARY_KEYS, *(_SPLIT_KEYS if split else ()), *(("stream",) if stream else ()), "cost",
+            "contract_gaps"}
+    # An engine of an earlier release writes no cost; contract_gaps only for a contract with some.
+    _exact_keys(data, keys, "the summary", optional=("cost", "contract_gaps"))
+    gaps = data.get("contract_gaps", [])
+    written = "contract_gaps" in data
+    if not isinstance(gaps, list) or (written and not gaps) or not all(isinstance(gap, str) for gap in gaps):
+        raise ValueError("contract_gaps must be a list of one string or more")
     if not isinstance(data["results"], list):
-        raise ValueError(f"'results' must be a list, got {_json_type(data['results'])}")
+        raise ValueError(f"'results' must be a list, got {json_type(data['results'])}")
     if len(data["results"]) != len(checks):
         raise ValueError(
             f"it holds {plural(len(data['results']), 'result')} for a block of {plural(len(checks), 'rule')}"
@@ -205,7 +234,7 @@ def _checked_summary(data: Any, split: bool, checks: Sequence[Any], stream: bool
         _matches_rule(item, check, index)
     counts = {key: _count(data[key], key) for key in _SPLIT_KEYS} if split else {}
     cost = SparkCost.from_dict(data["cost"]) if "cost" in data else None
-    expected = summarise(results, **counts, cost=cost)
+    expected = summarise(results, **counts, cost=cost, contract_gaps=gaps)
     if stream:
         expected["stream"] = _checked_batches(data["stream"], counts)
     if data != expected:
@@ -218,7 +247,7 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
     """A stream's ``{"batch_count", "batches"}``: each line whole, and when every batch is
     listed, their rows adding up to the split's counts."""
     if not isinstance(lines, dict):
-        raise ValueError(f"'stream' must be an object, got {_json_type(lines)}")
+        raise ValueError(f"'stream' must be an object, got {json_type(lines)}")
     _exact_keys(lines, {"batch_count", "batches"}, "stream")
     batch_count = _count(lines["batch_count"], "stream.batch_count")
     if not isinstance(lines["batches"], list) or len(lines["batches"]) > batch_count:
@@ -226,7 +255,7 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
     for index, line in enumerate(lines["batches"]):
         where = f"stream.batches[{index}]"
         if not isinstance(line, dict):
-            raise ValueError(f"{where} must be an object, got {_json_type(line)}")
+            raise ValueError(f"{where} must be an object, got {json_type(line)}")
         _exact_keys(line, {"batch_id", "severity", *_SPLIT_KEYS}, where)
         for key in ("batch_id", *_SPLIT_KEYS):
             _count(line[key], f"{where}.{key}")
@@ -240,14 +269,17 @@ def _checked_batches(lines: Any, counts: dict[str, int]) -> dict[str, Any]:
 
 
 def _checked_result(item: Any, index: int) -> CheckResult:
-    """One result, each key of the type ``CheckResult.to_dict`` gives it."""
+    """One result, each key of the type ``CheckResult.to_dict`` gives it (``RESULT_KEYS``, read
+    off the dataclass: the form is written once, in cola_core)."""
     where = f"results[{index}]"
     if not isinstance(item, dict):
-        raise ValueError(f"{where} must be an object, got {_json_type(item)}")
-    _exact_keys(item, set(_RESULT_TYPES), where, optional=_OPTIONAL_RESULT_KEYS)
-    for key, (types, what) in _RESULT_TYPES.items():
-        if key in item and not (isinstance(item[key], types) and not _is_bool_for_number(item[key], types)):
-            raise ValueError(f"{where}.{key} must be {what}, got {_json_type(item[key])}")
+        raise ValueError(f"{where} must be an object, got {json_type(item)}")
+    optional = tuple(name for name, key in RESULT_KEYS.items() if key.optional and name not in _ALWAYS_WRITTEN)
+    _exact_keys(item, set(RESULT_KEYS), where, optional=optional)
+    for name, key in RESULT_KEYS.items():
+        problem = key.problem(item[name]) if name in item else None
+        if problem is not None:
+            raise ValueError(f"{where}.{name} {problem}")
     if item["severity"] not in SEVERITIES:
         raise ValueError(f"{where}.severity must be one of {', '.join(SEVERITIES)}, got {item['severity']!r}")
     _count(item["failed_count"], f"{where}.failed_count")
@@ -255,12 +287,6 @@ def _checked_result(item: Any, index: int) -> CheckResult:
         _count(item["rows_checked"], f"{where}.rows_checked")
     if item["passed"] != (item["severity"] != "fail"):
         raise ValueError(f"{where}.passed is {item['passed']} for severity {item['severity']!r}")
-    if "samples" in item and not all(isinstance(row, dict) for row in item["samples"]):
-        raise ValueError(f"{where}.samples must be a list of objects")
-    if "thresholds" in item and not all(
-        isinstance(name, str) and isinstance(text, str) for name, text in item["thresholds"].items()
-    ):
-        raise ValueError(f"{where}.thresholds must be an object of strings")
     if item.get("evaluation_failed") is False:
         raise ValueError(f"{where}.evaluation_failed is only written when true")
     result = CheckResult.from_dict(item)
@@ -296,43 +322,10 @@ def _count(value: Any, what: str) -> int:
     return value
 
 
-def _is_bool_for_number(value: Any, types: tuple[type, ...]) -> bool:
-    # JSON true is a Python bool, which is an int: never a count or a measured value.
-    return isinstance(value, bool) and bool not in types
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
 _SUMMARY_KEYS = ("severity", "passed", "counts", "results")
 _SPLIT_KEYS = ("valid_count", "invalid_count")
-_NONE = type(None)
-# What CheckResult.to_dict() writes, key by key; dimension and samples only when set.
-_RESULT_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "rule_type": ((str,), "a string"),
-    "passed": ((bool,), "a boolean"),
-    "message": ((str,), "a string"),
-    "failed_count": ((int,), "a whole number"),
-    "metric_value": ((int, float, _NONE), "a number or null"),
-    "severity": ((str,), "a string"),
-    "check_name": ((str, _NONE), "a string or null"),
-    "code": ((str, _NONE), "a string or null"),
-    "dimension": ((str,), "a string"),
-    "samples": ((list,), "a list"),
-    "rule_id": ((str,), "a string"),
-    "rows_checked": ((int,), "a whole number"),
-    "baseline": ((int, float), "a number"),
-    "thresholds": ((dict,), "an object"),
-    "details": ((dict,), "an object"),
-    "evaluation_failed": ((bool,), "a boolean"),
-}
-# The engine always writes a rule_id; rows_checked only for a rule measured in the scan,
-# thresholds only for a rule that has some, details only for a rule that measured some,
-# evaluation_failed only when true.
-_OPTIONAL_RESULT_KEYS = ("dimension", "samples", "rows_checked", "baseline", "thresholds", "details",
-                         "evaluation_failed")
+# The engine always writes a rule_id (CheckResult.to_dict() only when it is set).
+_ALWAYS_WRITTEN = ("rule_id",)
 
 
 def _short(error: BaseException) -> str:

@@ -19,10 +19,10 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_cola._rules import RuleBlock, checked_local_path
 from airflow_provider_cola._spark_target import requested_deploy_mode
-from airflow_provider_cola.errors import ColaConfigError, ColaJobError, ColaJobRefused
+from airflow_provider_cola.errors import ColaConfigError, ColaJobError
 from airflow_provider_cola.operators._argv import rules_file
 from airflow_provider_cola.operators._results import ResultsFile
-from airflow_provider_cola.operators._spark_submit import ColaSubmitHook, refused_message
+from airflow_provider_cola.operators._spark_submit import ColaSubmitHook
 from airflow_provider_cola.operators._submit_args import SUBMIT_ONLY, submit_arguments
 
 if TYPE_CHECKING:
@@ -189,8 +189,8 @@ def submit_job(task: Operator, hook: ColaSubmitHook, written: Sequence[ResultsFi
 
     Raises:
         AirflowTaskTerminated: the task was killed before spark-submit started.
-        ColaJobRefused: the job refused its inputs: a file it wrote says so, or (in client
-            deploy mode) its exit status and log.
+        ColaJobRefused: the job refused its inputs (its command line included): the record
+            it wrote in one of ``written`` says so.
         ColaJobError: spark-submit failed otherwise.
     """
     if hook.environment:
@@ -200,15 +200,15 @@ def submit_job(task: Operator, hook: ColaSubmitHook, written: Sequence[ResultsFi
         with task._lifecycle.interruptible(hook.on_kill):
             hook.submit(str(_job_entry_path()))
     except ColaJobError:
-        # The job writes why it refused its inputs to its results file, which is read first
-        # (in cluster deploy mode spark-submit's exit status is not the job's); only a job
-        # that refused before it could write one is known by its exit status and log.
-        refusal = next(filter(None, (file.refusal() for file in written)), None) or hook.refusal_in_log()
+        # The job writes down why it refused its inputs, a usage error included, in the files it
+        # was to write: the record is the fact, whatever spark-submit's exit status and log say
+        # (in cluster deploy mode they are not the job's). No record: a crash, which is retried.
+        refusal = next(filter(None, (file.refusal() for file in written)), None)
         # Whatever a failed job left (a refusal, a partial file) is read once, never again.
         for file in written:
             file.discard()
         if refusal is not None:
-            raise ColaJobRefused(refused_message(refusal)) from None  # its tail is not the news
+            raise refusal.error() from None  # its tail is not the news
         raise
 
 

@@ -43,11 +43,9 @@ _NOISE_LINE = re.compile(
 )
 _TAIL_LINES = 30
 _MASK = "******"
-# A contract's parts that no rule checks, as the job says them (the task has said them already).
+# A contract's parts that no rule checks, as the job says them: the task logged them once from
+# its own read of the contract, and the results carry them as data (contract_gaps).
 _CONTRACT_GAPS = f"cola: warning: {UNCHECKED}"
-# The lines the job prints for an error it refuses: "cola: error: ..." (argparse: "cola check: error: ...").
-_JOB_ERROR = re.compile(r"^cola(?: [a-z]+)?: error: ")
-_LOG_LINE = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} |^\{\"ts\":")
 
 
 def interpreter_bin_dir(binary: str) -> Path | None:
@@ -85,9 +83,10 @@ def launcher_environment(
     return changes
 
 
-def refused_message(message: str) -> str:
-    """The message of a task whose job refused its inputs."""
-    return f"the Cola job refused its inputs (exit code {exit_status.REFUSED}, so it is not retried): {message}"
+def refused_message(message: str, kind: str | None = None) -> str:
+    """The message of a task whose job refused its inputs (``kind``: what its record says it refused)."""
+    what = "its command line" if kind == "usage" else "its inputs"
+    return f"the Cola job refused {what} (exit code {exit_status.REFUSED}, so it is not retried): {message}"
 
 
 def _env_vars_reach_only_spark_submit(target: SubmitTarget) -> bool:
@@ -225,31 +224,6 @@ class ColaSubmitHook(_SubmitHookInternals):
         if not lines:
             return "(spark-submit printed nothing)"
         return "\n".join(self._mask_cmd([line]) for line in lines[-_TAIL_LINES:])
-
-    def refusal_in_log(self) -> str | None:
-        """Why the job refused its inputs, from its log, when it exited so in client mode.
-
-        Only for a job that refused before it could write its results file (its command line,
-        or the results path itself): any other refusal is read from that file. In cluster
-        deploy mode spark-submit's exit status and log are not the job's, and this says None.
-        """
-        if self.exit_code != exit_status.REFUSED or self.deploy_mode != "client":
-            return None
-        return self.job_error() or f"it printed no error; last lines of the Spark log:\n{self.log_tail()}"
-
-    def job_error(self) -> str | None:
-        """What the job printed after ``cola: error:`` (with the lines that follow it), if it did."""
-        lines = self.log_tail().splitlines()
-        starts = [index for index, line in enumerate(lines) if _JOB_ERROR.match(line)]
-        if not starts:
-            return None
-        first = lines[starts[0]]
-        message = [first[_JOB_ERROR.match(first).end():]]  # type: ignore[union-attr]
-        for line in lines[starts[0] + 1:]:
-            if _LOG_LINE.match(line) or _JOB_ERROR.match(line):
-                break
-            message.append(line)
-        return "\n".join(message)
 
     def submit(self, application: str = "", **kwargs: Any) -> str | None:
         """Run spark-submit, in this environment with :attr:`environment`'s variables, and wait for it.

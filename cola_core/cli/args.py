@@ -16,6 +16,7 @@ from typing import Any
 
 from cola_core import exit_status
 from cola_core._version import __version__
+from cola_core.cli.usage import UsageParser
 from cola_core.errors import ColaOutputError
 from cola_core.job.spec import JobSpec, checked_moment
 from cola_core.storage.specs import FORMATS, OutputSpec, history_spec, parse_output, parse_source
@@ -114,7 +115,9 @@ def remote_url(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``cola`` command: ``check`` and ``split``, whose flags are
     the fields of :class:`JobSpec`, and ``history``."""
-    parser = argparse.ArgumentParser(
+    # Typed as argparse's own: the subcommands' parsers are UsageParsers too (add_subparsers makes them
+    # of the parser's class), whatever their parents are.
+    parser: argparse.ArgumentParser = UsageParser(
         prog="cola",
         description="Validate a Spark source against data-quality rules.",
         epilog="exit status: 0 nothing failed (warns are fine), 1 a check failed, "

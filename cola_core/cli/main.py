@@ -28,9 +28,10 @@ from cola_core._version import __version__
 from cola_core.cli.args import build_parser, job_spec, parse_arguments
 from cola_core.cli.history import checked_history_arguments, run_history_command
 from cola_core.cli.profiling import run_profile_command
+from cola_core.cli.usage import UsageError, record_paths
 from cola_core.cola import Cola
 from cola_core.common.spark_errors import first_line
-from cola_core.errors import ColaError, ColaOutputError, ColaSourceError
+from cola_core.errors import ColaError, ColaOutputError, ColaRuleError, ColaSourceError, ThresholdError
 from cola_core.job.runner import (
     LoadedJob,
     load_job,
@@ -62,26 +63,30 @@ EXIT_INTERNAL = exit_status.INTERNAL
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (see the module docstring)."""
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parse_arguments(argv)
-    except SystemExit as exit_:  # argparse exits on --help (0) and on usage errors (2)
+        args = parse_arguments(words)
+    except UsageError as error:  # said on stderr already, as argparse says it
+        _write_refusal(record_paths(words), error.message, "usage")
+        return EXIT_ERROR
+    except SystemExit as exit_:  # argparse exits on --help and --version (0)
         return int(exit_.code or 0)
     if args.command == "history":
         return _run_history(args)
     if args.command in ("profile", "suggest"):
-        return _run_profiling(args)
+        return _run_profiling(args, record_paths(words))
     if args.command == "schema":
         return _run_schema(args)
     try:
         return _run(args)
     except ColaError as error:
-        return _refuse(args, str(error))
+        return _refuse([args.results] if args.results else [], str(error), _kind(error))
     except KeyboardInterrupt:
         return 130
     except Exception as error:
         analysis = _analysis_error(error)
         if analysis is not None:
-            return _refuse(args, f"Spark refused a query: {analysis}")
+            return _refuse([args.results] if args.results else [], f"Spark refused a query: {analysis}", "query")
         traceback.print_exc()
         return EXIT_INTERNAL
 
@@ -123,34 +128,51 @@ def _run_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run_profiling(args: argparse.Namespace) -> int:
+def _run_profiling(args: argparse.Namespace, records: list[str]) -> int:
+    """``cola profile|suggest``; a refusal is written to each JSON file it was to write."""
     try:
         run_profile_command(args)
     except ColaError as error:
-        _say_error(str(error))
-        return EXIT_ERROR
+        return _refuse(records, str(error), _kind(error))
     except KeyboardInterrupt:
         return 130
     except Exception as error:
         analysis = _analysis_error(error)
         if analysis is not None:
-            _say_error(f"Spark refused a query: {analysis}")
-            return EXIT_ERROR
+            return _refuse(records, f"Spark refused a query: {analysis}", "query")
         traceback.print_exc()
         return EXIT_INTERNAL
     return EXIT_OK
 
 
-def _refuse(args: argparse.Namespace, message: str) -> int:
-    """Say why the run was refused (exit 2) and, with --results, write that down as well:
-    in cluster deploy mode the caller sees the results file, not this process's exit status,
-    and a refused run must not be retried like a crash."""
+def _refuse(records: Sequence[str], message: str, kind: str) -> int:
+    """Say why the run was refused (exit 2), and write that down in each JSON file the command
+    was to write (``--results``...): its caller reads the record, not this process's exit
+    status and log (in cluster deploy mode they are not the job's), and a refused run must not
+    be retried like a crash."""
     _say_error(message)
-    if args.results:
-        # If the results path itself is the problem, the message above says so.
-        with contextlib.suppress(ColaError):
-            write_results_file(_local_results_path(args.results), refusal_results(message))
+    _write_refusal(records, message, kind)
     return EXIT_ERROR
+
+
+def _write_refusal(records: Sequence[str], message: str, kind: str) -> None:
+    record = refusal_results(message, kind=kind)
+    for text in records:
+        # If the path itself is the problem, the message said so already. A record never makes
+        # a folder: a missing folder may be the very thing refused, and nobody reads one there.
+        with contextlib.suppress(ColaError):
+            path = _local_results_path(text)
+            if path.parent.is_dir():
+                write_results_file(path, record)
+
+
+def _kind(error: ColaError) -> str:
+    """What a refusal refused (``report.results.REFUSAL_KINDS``), from cola_core's error."""
+    for kind, classes in (("rules", (ColaRuleError, ThresholdError)), ("source", (ColaSourceError,)),
+                          ("output", (ColaOutputError,))):
+        if isinstance(error, classes):
+            return kind
+    return "error"
 
 
 def _run(args: argparse.Namespace) -> int:

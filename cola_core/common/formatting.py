@@ -19,8 +19,8 @@ from decimal import Decimal
 from typing import Any
 
 __all__ = [
-    "cut_text", "cut_texts", "format_number", "format_value", "iso_duration", "json_safe", "one_line", "plural",
-    "render_code",
+    "cut_text", "cut_texts", "format_number", "format_value", "iso_duration", "json_safe", "json_type", "one_line",
+    "plural", "render_code",
 ]
 
 
@@ -64,6 +64,12 @@ def render_code(rule_type: str, *parts: Any) -> str:
     if not parts:
         return rule_type
     return f"{rule_type}({','.join(format_value(part) for part in parts)})"
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, as a message says it: ``an object``, ``a list``, ``a string``, ``null``..."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def plural(count: int, word: str) -> str:

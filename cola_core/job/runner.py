@@ -33,6 +33,7 @@ from cola_core.history.summaries import history_trends
 from cola_core.job.blocks import run_checks, run_split
 from cola_core.job.spec import JobSpec
 from cola_core.job.stream import StreamSummary, split_stream
+from cola_core.language.contracts import ContractRules
 from cola_core.language.files import read_rules_file
 from cola_core.language.result import CheckResult
 from cola_core.plan.cost import SparkCost, measuring_cost
@@ -61,10 +62,13 @@ class LoadedJob:
     Attributes:
         spec: the job.
         checks: the parsed rules, in order after ``targets`` expansion.
+        contract_gaps: for rules read from a data contract, the parts of it no rule checks
+            (``ContractRules.gaps``), which the results carry as data.
     """
 
     spec: JobSpec
     checks: tuple[BaseCheck, ...]
+    contract_gaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,11 +118,13 @@ def load_job(spec: JobSpec, checks: Sequence[BaseCheck] | None = None) -> Loaded
     """
     for package in spec.check_packages:
         load_checks(package)
+    gaps: tuple[str, ...] = ()
     if checks is None:
         rules = read_rules_file(spec.rules) if isinstance(spec.rules, str) else list(spec.rules)
+        gaps = rules.gaps if isinstance(rules, ContractRules) else ()
         with allowing_outside_access(spec.allow_external_access):
             checks = parse_rules(rules, default_checks())
-    return LoadedJob(spec, tuple(checks))
+    return LoadedJob(spec, tuple(checks), gaps)
 
 
 def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | None = None) -> JobOutcome:
@@ -178,7 +184,9 @@ def run_job(job: JobSpec | LoadedJob, spark: SparkSession, *, df: DataFrame | No
             write_report_table(spark, results, spec.report, pipeline=spec.pipeline, validated_at=validated_at)
     assert meter.cost is not None  # set when the block ends
     return JobOutcome(
-        results, {**summarise(results, **counts, cost=meter.cost), **streamed}, counts.get("valid_count"),
+        results,
+        {**summarise(results, **counts, cost=meter.cost, contract_gaps=loaded.contract_gaps), **streamed},
+        counts.get("valid_count"),
         counts.get("invalid_count"), rejections=rejections, validated_at=validated_at,
         data_date=_moment(spec.data_date), cost=meter.cost,
     )

@@ -108,12 +108,18 @@ class ContractRules(list[dict[str, Any]]):
         origins: for each rule, its path in the contract (``schema[0].properties[2]``); parsing
             puts it in the rule's errors.
         contract_id: the contract's ``id``.
+        gaps: the parts of the contract no rule checks, each as the warning lists it (what a
+            run's results carry as ``contract_gaps``).
     """
 
-    def __init__(self, rules: Iterable[dict[str, Any]], origins: Iterable[str], contract_id: str | None) -> None:
+    def __init__(
+        self, rules: Iterable[dict[str, Any]], origins: Iterable[str], contract_id: str | None,
+        gaps: Iterable[str] = (),
+    ) -> None:
         super().__init__(rules)
         self.origins = tuple(origins)
         self.contract_id = contract_id
+        self.gaps = tuple(gaps)
 
 
 def is_contract(data: Any) -> bool:
@@ -162,7 +168,7 @@ def rules_from_contract(
         if strict:
             raise ColaError(message)
         warnings.warn(message, ContractWarning, stacklevel=2)
-    return ContractRules(block.rules, block.origins, contract.get("id"))
+    return ContractRules(block.rules, block.origins, contract.get("id"), block.unmapped)
 
 
 def _a_contract(data: Any, name: str) -> Mapping[str, Any]:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cola_core.common.formatting import cut_text, one_line
+from cola_core.common.formatting import cut_text, json_type, one_line
 from cola_core.errors import ColaError
 
 __all__ = [
-    "DETAILS_CHARS", "MESSAGE_CHARS", "RULE_SEVERITIES", "SEVERITIES", "CheckResult", "RuleSeverity", "Severity",
-    "worst_severity",
+    "DETAILS_CHARS", "MESSAGE_CHARS", "RESULT_KEYS", "RULE_SEVERITIES", "SEVERITIES", "CheckResult", "ResultKey",
+    "RuleSeverity", "Severity", "worst_severity",
 ]
 
 # What a result concludes, best first: the order in which the worst of a run is chosen.
@@ -23,7 +25,13 @@ SEVERITIES: tuple[Severity, ...] = ("pass", "warn", "fail")
 # What a rule may declare as its ``severity``: how much its failure counts.
 RuleSeverity = Literal["fail", "warn"]
 RULE_SEVERITIES: tuple[RuleSeverity, ...] = ("fail", "warn")
-_OPTIONAL_KEYS = ("dimension", "samples", "rule_id", "rows_checked", "baseline", "thresholds", "details")
+# When CheckResult.to_dict() writes a field (its metadata says; always, by default): the one
+# statement of the results' JSON form, which RESULT_KEYS and the Airflow provider read.
+_WRITTEN = "written"
+_WHEN_SET = {_WRITTEN: "when set"}  # left out when None
+_WHEN_TRUE = {_WRITTEN: "when true"}  # left out when False
+_NEVER = {_WRITTEN: "never"}
+_FILLED = {_WRITTEN: "always", "filled": True}  # Optional as an argument only: __post_init__ sets it
 # The characters of a result's message: a longer one (a sql rule echoing a value of the data, a
 # custom check's text) is cut, ending with "… [cut: N characters]", so that no rule can make a
 # result, the results file or an XCom as large as the data it read.
@@ -81,18 +89,18 @@ class CheckResult:
     message: str = ""
     failed_count: int = 0
     metric_value: float | None = None
-    severity: Severity | None = None
+    severity: Severity | None = field(default=None, metadata=_FILLED)
     check_name: str | None = None
-    failed_rows: Any = field(default=None, compare=False, repr=False)
+    failed_rows: Any = field(default=None, compare=False, repr=False, metadata=_NEVER)
     code: str | None = None
-    dimension: str | None = None
-    samples: list[dict[str, Any]] | None = field(default=None, compare=False)
-    rule_id: str | None = field(default=None, compare=False)
-    rows_checked: int | None = field(default=None, compare=False)
-    baseline: float | None = None
-    thresholds: dict[str, str] | None = field(default=None, compare=False)
-    details: dict[str, Any] | None = field(default=None, compare=False)
-    evaluation_failed: bool = field(default=False, compare=False)
+    dimension: str | None = field(default=None, metadata=_WHEN_SET)
+    samples: list[dict[str, Any]] | None = field(default=None, compare=False, metadata=_WHEN_SET)
+    rule_id: str | None = field(default=None, compare=False, metadata=_WHEN_SET)
+    rows_checked: int | None = field(default=None, compare=False, metadata=_WHEN_SET)
+    baseline: float | None = field(default=None, metadata=_WHEN_SET)
+    thresholds: dict[str, str] | None = field(default=None, compare=False, metadata=_WHEN_SET)
+    details: dict[str, Any] | None = field(default=None, compare=False, metadata=_WHEN_SET)
+    evaluation_failed: bool = field(default=False, compare=False, metadata=_WHEN_TRUE)
 
     def __post_init__(self) -> None:
         if isinstance(self.message, str) and len(self.message) > MESSAGE_CHARS:
@@ -124,22 +132,93 @@ class CheckResult:
         (a result the engine returns always has a ``rule_id``), ``evaluation_failed`` only
         when it is true.
         """
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "failed_rows"}
-        for optional in _OPTIONAL_KEYS:
-            if data[optional] is None:
-                del data[optional]
-        if not data["evaluation_failed"]:
-            del data["evaluation_failed"]
+        data = {}
+        for key in dataclasses.fields(self):
+            value, written = getattr(self, key.name), key.metadata.get(_WRITTEN, "always")
+            if written == "always" or (written == "when set" and value is not None) or (
+                written == "when true" and value is True
+            ):
+                data[key.name] = value
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
         """Rebuild a result from :meth:`to_dict`; unknown keys are an error."""
-        known = [f.name for f in dataclasses.fields(cls) if f.name != "failed_rows"]
+        known = list(RESULT_KEYS)
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise ColaError(f"unknown CheckResult keys {unknown}; valid keys are {known}")
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """One key of :meth:`CheckResult.to_dict`, read off the dataclass: what a reader of a
+    results file checks it against, so that the form is written once.
+
+    Attributes:
+        name: the field's name.
+        types: the JSON values it may hold, as Python types (``float`` also takes ``int``; null is
+            ``NoneType``, only for a key that is always written).
+        items: for a list or an object, the type of its items (its values), when it has one.
+        optional: whether the key is left out when unset (None, or false for a flag).
+    """
+
+    name: str
+    types: tuple[type, ...]
+    items: type | None
+    optional: bool
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` as this key's (``must be a string, got a list``), or None."""
+        if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in self.types):
+            return f"must be {self._what()}, got {json_type(value)}"
+        if self.items is not None and isinstance(value, (list, dict)):
+            items = value.values() if isinstance(value, dict) else value
+            if not all(isinstance(item, self.items) for item in items):
+                return f"must be {_A[list if isinstance(value, list) else dict]} of {_PLURAL[self.items]}"
+        return None
+
+    def _what(self) -> str:
+        words = [_A[kind] for kind in self.types if kind is not int or float not in self.types]
+        return " or ".join(dict.fromkeys(words))
+
+
+_A: dict[type, str] = {
+    str: "a string", bool: "a boolean", int: "a whole number", float: "a number", list: "a list", dict: "an object",
+    type(None): "null",
+}
+_PLURAL: dict[type, str] = {str: "strings", dict: "objects"}
+
+
+def _result_keys() -> dict[str, ResultKey]:
+    """Each key :meth:`CheckResult.to_dict` writes, from the dataclass's fields and their types."""
+    hints = typing.get_type_hints(CheckResult)
+    keys: dict[str, ResultKey] = {}
+    for key in dataclasses.fields(CheckResult):
+        written = key.metadata.get(_WRITTEN, "always")
+        if written == "never":
+            continue
+        kinds: list[type] = []
+        items = None
+        for hint in _union(hints[key.name]):
+            origin = typing.get_origin(hint) or hint
+            if origin is Literal:  # Severity: its words are text
+                origin = type(typing.get_args(hint)[0])
+            elif origin in (list, dict):
+                item = typing.get_args(hint)[-1] if typing.get_args(hint) else Any
+                item = typing.get_origin(item) or item
+                items = None if item is Any else item
+            if origin is type(None) and (written != "always" or key.metadata.get("filled")):
+                continue  # left out rather than written as null, or never null
+            kinds += [int, float] if origin is float else [origin]
+        keys[key.name] = ResultKey(key.name, tuple(kinds), items, optional=written != "always")
+    return keys
+
+
+def _union(hint: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(hint)
+    return typing.get_args(hint) if origin in (typing.Union, types.UnionType) else (hint,)
 
 
 def _bounded_details(details: Any) -> dict[str, Any] | None:
@@ -178,3 +257,7 @@ def worst_severity(results: Sequence[CheckResult]) -> Severity:
     """``fail`` beats ``warn`` beats ``pass``; an empty list is a pass."""
     severities: list[Severity] = [r.severity for r in results if r.severity is not None]
     return max(severities, key=SEVERITIES.index, default="pass")
+
+
+# The JSON form of a result, key by key, in to_dict()'s order.
+RESULT_KEYS: Mapping[str, ResultKey] = _result_keys()

@@ -38,6 +38,7 @@ __all__ = [
     "CUT_TEXT_CHARS",
     "CUT_THRESHOLDS",
     "REFUSAL_KEY",
+    "REFUSAL_KINDS",
     "REPORT_COLUMNS",
     "REPORT_SCHEMA",
     "RESULTS_BYTES",
@@ -84,6 +85,9 @@ CUT_THRESHOLDS = 6
 
 # The one key of a results file that records a refused run instead of results.
 REFUSAL_KEY = "error"
+# What a refused run refused, as its record says: its command line (argparse), its rules, its
+# source, an output, a query Spark could not analyse, or anything else cola_core refuses.
+REFUSAL_KINDS = ("usage", "rules", "source", "output", "query", "error")
 
 _COLOURS = {"pass": "\033[32m", "warn": "\033[33m", "fail": "\033[1;31m"}
 _RESET = "\033[0m"
@@ -95,6 +99,7 @@ def summarise(
     valid_count: int | None = None,
     invalid_count: int | None = None,
     cost: SparkCost | None = None,
+    contract_gaps: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The results summary: the CLI's results file and the operators' XCom ``return_value``.
 
@@ -103,6 +108,8 @@ def summarise(
         valid_count: rows written to the valid output (a split only; give both counts or none).
         invalid_count: rows written to the invalid output.
         cost: what the run cost Spark (``cola_core.plan.cost``), when it was measured.
+        contract_gaps: for rules read from a data contract, the parts of it no rule checks
+            (``ContractRules.gaps``): the summary's ``contract_gaps``, written when there are some.
 
     Returns:
         ``{"severity", "passed", "counts": {"pass", "warn", "fail"}, "results"}``, plus
@@ -131,6 +138,8 @@ def summarise(
         summary["invalid_count"] = int(invalid_count)
     if cost is not None:
         summary["cost"] = cost.to_dict()
+    if contract_gaps:
+        summary["contract_gaps"] = [str(gap) for gap in contract_gaps]
     return summary
 
 
@@ -223,17 +232,25 @@ def write_results_file(path: Path, summary: Mapping[str, Any]) -> None:
     replace_file(path, results_text(summary), "the results file")
 
 
-def refusal_results(message: str, exit_code: int = exit_status.REFUSED) -> dict[str, Any]:
+def refusal_results(message: str, exit_code: int = exit_status.REFUSED, kind: str = "error") -> dict[str, Any]:
     """The results file of a run the job refused (a usage, source or rule error).
 
     A results file that says why the run was refused lets the Airflow operators fail the
-    task without a retry even where spark-submit's exit status does not carry the job's
-    (cluster deploy mode).
+    task without a retry, with the job's own message, whatever spark-submit's exit status and
+    log say (in cluster deploy mode they are not the job's).
+
+    Args:
+        kind: one of :data:`REFUSAL_KINDS`.
 
     Returns:
-        ``{"error": {"exit_code": 2, "message": "..."}}``.
+        ``{"error": {"exit_code": 2, "kind": "usage", "message": "..."}}``.
+
+    Raises:
+        ColaError: ``kind`` is none of :data:`REFUSAL_KINDS`.
     """
-    return {REFUSAL_KEY: {"exit_code": int(exit_code), "message": str(message)}}
+    if kind not in REFUSAL_KINDS:
+        raise ColaError(f"a refusal's kind is one of {', '.join(REFUSAL_KINDS)}, got {kind!r}")
+    return {REFUSAL_KEY: {"exit_code": int(exit_code), "kind": kind, "message": str(message)}}
 
 
 def report_rows(

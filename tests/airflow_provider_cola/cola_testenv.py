@@ -85,20 +85,31 @@ if mode == "no_results":
 if mode == "refused":
     # As in cluster deploy mode: spark-submit's exit status is not the job's, the file says why.
     with open(results, "w") as handle:
-        handle.write('{{"error": {{"exit_code": 2, "message": "cannot read the json at /data/gone: no such path"}}}}')
+        handle.write('{{"error": {{"exit_code": 2, "kind": "source", "message": "cannot read the json at /data/gone: no such path"}}}}')
     print("cola: error: cannot read the json at /data/gone: no such path")
     sys.exit(1)
 if mode == "refused_here":
     # Client deploy mode: the job exits 2 and its results file says why (its log says it too;
     # these words differ, to tell which one the task read).
     with open(results, "w") as handle:
-        handle.write('{{"error": {{"exit_code": 2, "message": "the results file says: no such table db.orders"}}}}')
+        handle.write('{{"error": {{"exit_code": 2, "kind": "source", "message": "the results file says: no such table db.orders"}}}}')
     print("cola: error: the log says: no such table db.orders")
     sys.exit(2)
-if mode == "refused_early":
-    # Refused before it could write a results file (its command line): only its log says why.
-    print("cola check: error: argument --samples: invalid int value: 'x'")
+if mode == "refused_unwritten":
+    # The job could write no record: it says why in its log only.
+    print("cola: error: cannot write the results file: the disk is full")
     sys.exit(2)
+if mode == "refused_early":
+    # The real job entry, refusing its command line (as an engine of another version would the
+    # operator's): run as spark-submit's PythonRunner runs it, with no JVM, which a usage error
+    # never starts. Its log says why, as ever; its record is what the task reads.
+    import subprocess
+    entry = next(index for index, word in enumerate(arguments) if word.endswith(".py"))
+    job = arguments[entry + 1:]
+    job[job.index("--samples") + 1] = "x"
+    py_files = arguments[arguments.index("--py-files") + 1].split(",")
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(py_files))
+    sys.exit(subprocess.run([sys.executable, arguments[entry], *job], env=environment).returncode)
 if mode == "environment":
     print("PATH=" + os.environ["PATH"])
     print("PYSPARK_PYTHON=" + os.environ.get("PYSPARK_PYTHON", "(unset)"))

@@ -293,15 +293,12 @@ class _FailingHook:
     def on_kill(self):
         pass
 
-    def refusal_in_log(self):
-        return None  # exit status 1: no refusal
-
 
 @pytest.mark.parametrize(
     ("left", "raised"),
     [
         ('{"severity": "pa', ColaJobError),
-        (json.dumps({"error": {"exit_code": 2, "message": "no such table db.orders"}}), ColaJobRefused),
+        (json.dumps({"error": {"exit_code": 2, "kind": "source", "message": "no such table db.orders"}}), ColaJobRefused),
     ],
 )
 def test_a_failed_submit_leaves_no_results_file_behind(tmp_path, left, raised):
@@ -394,16 +391,15 @@ def test_a_page_the_connect_client_cannot_write_is_a_warning(tmp_path, monkeypat
     ("mode", "message"),
     [
         # Client mode, exit 2: the results file's words, not the log's.
-        ("refused_here", "the results file says: no such table db.orders"),
+        ("refused_here", "its inputs (exit code 2, so it is not retried): the results file says: no such table db.orders"),
         # As in cluster mode (spark-submit's exit status is not the job's): the file says it.
-        ("refused", "cannot read the json at /data/gone: no such path"),
-        # Refused before it could write a file (its command line): its exit status and log.
-        ("refused_early", "argument --samples: invalid int value: 'x'"),
+        ("refused", "its inputs (exit code 2, so it is not retried): cannot read the json at /data/gone: no such path"),
+        # The real job entry refusing its command line: argparse's error, in its record too.
+        ("refused_early", "its command line (exit code 2, so it is not retried): argument --samples: invalid int "
+                          "value: 'x'"),
     ],
 )
-def test_a_refused_job_is_known_by_its_results_file_else_by_its_exit_status_and_log(
-    mode, message, airflow_home, fake_submit_calls, monkeypatch
-):
+def test_a_refused_job_is_known_by_the_record_it_writes(mode, message, airflow_home, fake_submit_calls, monkeypatch):
     from cola_testenv import ORDERS, unactivated_path
 
     monkeypatch.setenv("PATH", unactivated_path())
@@ -413,8 +409,29 @@ def test_a_refused_job_is_known_by_its_results_file_else_by_its_exit_status_and_
     )
     with pytest.raises(ColaJobRefused) as error:
         operator.execute(context={})
-    assert str(error.value) == f"the Cola job refused its inputs (exit code 2, so it is not retried): {message}"
+    assert str(error.value) == f"the Cola job refused {message}"
+    assert error.value.kind == {"refused_early": "usage"}.get(mode, "source")
     assert operator._hook is not None and operator._hook.exit_code == (1 if mode == "refused" else 2)
+    if mode == "refused_early":
+        # argparse's own lines are in the log, as the job printed them; the task read none of them.
+        assert list(operator._hook._cola_log)[-1] == "cola check: error: argument --samples: invalid int value: 'x'"
+
+
+def test_a_job_that_exits_2_without_a_record_is_a_crash_that_is_retried(airflow_home, fake_submit_calls, monkeypatch):
+    """Its log is never read for a refusal: a job that could write no record (its results folder
+    gone) is known by its log tail only, and retried."""
+    from cola_testenv import ORDERS, unactivated_path
+
+    monkeypatch.setenv("PATH", unactivated_path())
+    operator = ColaCheckOperator(
+        task_id="refused", rules=RULES, source={"path": str(ORDERS / "2024-01-01"), "format": "json"},
+        conn_id="spark_local", spark_binary="spark3-submit", env_vars={"FAKE_SUBMIT_MODE": "refused_unwritten"},
+    )
+    with pytest.raises(ColaJobError) as error:
+        operator.execute(context={})
+    assert not isinstance(error.value, ColaJobRefused)
+    assert str(error.value).startswith("the Cola Spark job failed (spark-submit exit code 2).\n")
+    assert str(error.value).endswith("cola: error: cannot write the results file: the disk is full")
 
 
 # The operator's own arguments; every other one of its signature is a spark-submit argument.

@@ -14,7 +14,7 @@ import pytest
 
 from airflow_provider_cola._rules import load_rules
 from airflow_provider_cola.errors import ColaJobError, ColaJobRefused
-from airflow_provider_cola.operators._results import ResultsFile
+from airflow_provider_cola.operators._results import Refusal, ResultsFile
 from cola_core.report.results import refusal_results, results_text
 from cola_expected import ORDERS_PASS_SUMMARY, result, summary
 from cola_testenv import EXAMPLES
@@ -80,6 +80,8 @@ def test_split_results_need_the_counts(tmp_path):
     assert results.read(split=True, checks=ROW_COUNT_CHECKS, log_tail=tail) == split_summary
 
 
+REFUSAL_FORM = ("its 'error' must be {\"exit_code\": 2, \"kind\": \"...\", \"message\": \"...\"} alone, its kind "
+                "one of usage, rules, source, output, query, error")
 CORRUPT = [
     ("", "Expecting value: line 1 column 1 (char 0)"),
     (b'{"severity": "pass", "message": "caf\xe9"}', "not UTF-8: invalid continuation byte at byte 36"),
@@ -121,7 +123,10 @@ CORRUPT = [
     (json.dumps({**ORDERS_PASS_SUMMARY, "severity": "warn"}), "its severity do not match its results"),
     # Python's json reads NaN and Infinity, which are not JSON and which the job never writes.
     (with_first(metric_value=float("nan")), "NaN is not a JSON number"),
-    (json.dumps({"error": "no"}), "its 'error' must be {\"exit_code\": 2, \"message\": \"...\"} alone"),
+    (json.dumps({"error": "no"}), REFUSAL_FORM),
+    # A record of an earlier form, or of a kind the engine does not write, is no refusal either.
+    (json.dumps({"error": {"exit_code": 2, "message": "m"}}), REFUSAL_FORM),
+    (json.dumps({"error": {"exit_code": 2, "kind": "typo", "message": "m"}}), REFUSAL_FORM),
     # json.loads would keep the last of two equal keys: the job never writes one twice.
     (json.dumps(ORDERS_PASS_SUMMARY)[:-1] + ', "passed": true}', "duplicate key 'passed'"),
     (with_first().replace('"severity": "pass", "check_name"', '"severity": "pass", "severity": "pass", "check_name"', 1),
@@ -264,14 +269,53 @@ def test_missing_results_file(tmp_path):
 
 
 def test_a_results_file_recording_a_refusal_fails_without_retry(tmp_path):
-    results = written(tmp_path, results_text(refusal_results("cannot read the json at /data/x: no such path")))
-    assert results.refusal() == "cannot read the json at /data/x: no such path"
+    refusal = refusal_results("cannot read the json at /data/x: no such path", kind="source")
+    results = written(tmp_path, results_text(refusal))
+    assert results.refusal() == Refusal("source", "cannot read the json at /data/x: no such path")
     with pytest.raises(ColaJobRefused) as error:
         results.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
     assert str(error.value) == (
         "the Cola job refused its inputs (exit code 2, so it is not retried): "
         "cannot read the json at /data/x: no such path"
     )
+    assert error.value.kind == "source"
     assert not Path(results.target).exists()
+    # Its command line: said as such.
+    usage = written(tmp_path, results_text(refusal_results("unrecognized arguments: --bogus", kind="usage")))
+    with pytest.raises(ColaJobRefused) as error:
+        usage.read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    assert str(error.value) == (
+        "the Cola job refused its command line (exit code 2, so it is not retried): unrecognized arguments: --bogus"
+    )
     assert written(tmp_path, results_text(ORDERS_PASS_SUMMARY)).refusal() is None
     assert written(tmp_path, b"\xff").refusal() is None
+
+
+def test_the_reader_takes_the_result_form_from_cola_core_with_no_copy_of_its_own(tmp_path, monkeypatch):
+    """A result's keys and their types are CheckResult's (``RESULT_KEYS``, read off the dataclass):
+    a key the engine gains is read (and a key it loses refused) with nothing changed here."""
+    from cola_core.language import result as result_module
+    from cola_core.language.result import ResultKey
+
+    gained = {**result_module.RESULT_KEYS, "confidence": ResultKey("confidence", (float, int), None, optional=False)}
+    monkeypatch.setattr("airflow_provider_cola.operators._results.RESULT_KEYS", gained)
+    # Were the reader's table its own, it would refuse the new key as unknown, or take it as text.
+    with pytest.raises(ColaJobError, match=r"results\[0\]\.confidence must be a number, got a string"):
+        written(tmp_path, with_first(confidence="high")).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    with pytest.raises(ColaJobError, match=r"results\[0\] has missing confidence\)"):
+        written(tmp_path, with_first()).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    lost = {name: key for name, key in result_module.RESULT_KEYS.items() if name != "message"}
+    monkeypatch.setattr("airflow_provider_cola.operators._results.RESULT_KEYS", lost)
+    with pytest.raises(ColaJobError, match=r"results\[0\] has unknown message\)"):
+        written(tmp_path, with_first()).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+
+
+def test_a_contracts_gaps_are_read_back_as_a_field_of_the_results(tmp_path):
+    gaps = ["schema[0].quality[1] (text, no single mustBe* operator)"]
+    content = json.dumps({**ORDERS_PASS_SUMMARY, "contract_gaps": gaps})
+    read = written(tmp_path, content).read(split=False, checks=ORDERS_CHECKS, log_tail=tail)
+    assert read == {**ORDERS_PASS_SUMMARY, "contract_gaps": gaps}  # what XCom gets
+    for bad in ([], "schema[0]", [1]):
+        with pytest.raises(ColaJobError, match=r"contract_gaps must be a list of one string or more"):
+            written(tmp_path, json.dumps({**ORDERS_PASS_SUMMARY, "contract_gaps": bad})).read(
+                split=False, checks=ORDERS_CHECKS, log_tail=tail)

@@ -211,7 +211,7 @@ def test_a_rule_error_exits_2_with_the_message_and_no_traceback(tmp_path):
     # The refusal is written down, so that a caller who only sees the file (cluster deploy
     # mode) knows the run was refused, not crashed, and does not retry it.
     assert json.loads(results.read_text()) == {
-        "error": {"exit_code": 2, "message": "rules[1] (range): missing required parameter 'column'"}
+        "error": {"exit_code": 2, "kind": "rules", "message": "rules[1] (range): missing required parameter 'column'"}
     }
 
 
@@ -230,6 +230,16 @@ def test_usage_errors_exit_2(tmp_path):
     done = run_cola("check", "--rules", str(DATA / "rules_warn.json"), cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == "cola check: error: one of the arguments --input --table --query is required"
+    # A usage error is a refusal the job writes down too: its caller reads the record, not the log.
+    results = tmp_path / "results.json"
+    results.write_text('{"severity": "pass"}')  # an earlier run's: replaced by this refusal
+    done = run_cola("check", "--rules", "r.json", "--table", "t", "--samples", "x", "--results", str(results),
+                    cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1] == "cola check: error: argument --samples: invalid int value: 'x'"
+    assert json.loads(results.read_text()) == {
+        "error": {"exit_code": 2, "kind": "usage", "message": "argument --samples: invalid int value: 'x'"}
+    }
     done = run_cola("check", "--rules", "r.json", "--input", "x", "--format", "xlsx", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         2, "cola: error: unknown source format 'xlsx'; use one of parquet, csv, json, orc, delta\n"
@@ -304,7 +314,7 @@ def test_errors_found_with_spark_exit_2(spark, tmp_path, capsys):
     assert capsys.readouterr().err == f"cola: error: input path {missing!r} does not exist\n"
     # Never mistaken for this failed run's results: the earlier file is replaced by the refusal.
     assert json.loads(stale.read_text()) == {
-        "error": {"exit_code": 2, "message": f"input path {missing!r} does not exist"}
+        "error": {"exit_code": 2, "kind": "source", "message": f"input path {missing!r} does not exist"}
     }
     spark.createDataFrame([(1,)], "id int").createOrReplaceTempView("cola_cli_ids")
     assert main(["check", "--rules", rules, "--table", "cola_cli_ids"]) == 2
@@ -371,7 +381,7 @@ def test_an_existing_output_in_error_mode_stops_the_split_before_anything_is_wri
         'set "mode" to "overwrite" or "append", or choose another target\n'
     )
     assert not valid.exists()
-    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": (
+    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "kind": "output", "message": (
         f"output {invalid} already exists and its mode is 'error'; "
         'set "mode" to "overwrite" or "append", or choose another target'
     )}}
@@ -518,7 +528,7 @@ def test_a_rule_that_fails_on_the_data_is_a_failed_result_and_stops_a_split_befo
     assert capsys.readouterr().err.splitlines()[-1] == f"cola: error: {refusal}"
     assert not valid.exists() and not invalid.exists()
     assert sorted(os.listdir(tmp_path)) == ["results.json", "rules.json"]  # no staging folder left either
-    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "message": refusal}}
+    assert json.loads(results.read_text()) == {"error": {"exit_code": 2, "kind": "error", "message": refusal}}
 
 
 @pytest.mark.spark
@@ -760,7 +770,7 @@ def test_a_missing_local_source_exits_2_before_a_jvm_starts(tmp_path, where):
         )
         assert (status, stderr) == (NO_SPARK_EXIT_2, f"cola: error: input path {given!r} does not exist\n")
         assert json.loads(results.read_text()) == {
-            "error": {"exit_code": 2, "message": f"input path {given!r} does not exist"}
+            "error": {"exit_code": 2, "kind": "source", "message": f"input path {given!r} does not exist"}
         }
 
 

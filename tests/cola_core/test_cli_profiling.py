@@ -89,6 +89,14 @@ def test_a_bad_argument_is_refused_before_spark_starts(capsys, arguments, messag
     assert capsys.readouterr().err == message
 
 
+def test_a_refusal_makes_no_folder_for_its_record(tmp_path, capsys):
+    # The folder's absence is what is refused: writing the record there would make it.
+    missing = tmp_path / "no" / "such"
+    assert main(["suggest", "--table", "orders", "--profile-out", str(missing / "profile.json")]) == 2
+    assert capsys.readouterr().err == f"cola: error: --profile-out: the folder '{missing}' does not exist\n"
+    assert not (tmp_path / "no").exists()
+
+
 @pytest.mark.spark
 def test_suggest_learns_from_the_runs_of_cola_check_and_writes_the_profile_too(spark, tmp_path, capsys):
     history, rules = str(tmp_path / "history"), tmp_path / "rules.json"
@@ -124,3 +132,23 @@ def test_suggest_takes_the_freshness_age_at_now(spark, tmp_path, capsys):
         "type": "freshness", "column": "seen_at", "must_be": "< 3d",
         "name": "the newest seen_at was 1.5 days old when profiled",
     }
+
+
+def test_a_refusal_is_written_to_each_json_file_the_command_was_to_write(tmp_path, capsys):
+    # What ColaProfileOperator reads back: the job's record of why, never its log.
+    profile, rules, yaml_rules = tmp_path / "profile.json", tmp_path / "rules.json", tmp_path / "rules.yaml"
+    message = "--strictness must be exact or margin, got 'loose'"
+    assert main(["suggest", "--table", "orders", "--strictness", "loose", "--profile-out", str(profile),
+                 "--out", str(rules)]) == 2
+    assert capsys.readouterr().err == f"cola: error: {message}\n"
+    record = {"error": {"exit_code": 2, "kind": "error", "message": message}}
+    assert json.loads(profile.read_text()) == json.loads(rules.read_text()) == record
+    # A YAML --out holds rules, never a record; a usage error is recorded as one.
+    assert main(["suggest", "--table", "orders", "--sample", "half", "--profile-out", str(profile),
+                 "--out", str(yaml_rules)]) == 2
+    usage = "argument --sample: invalid float value: 'half'"
+    assert capsys.readouterr().err.splitlines()[-1] == f"cola suggest: error: {usage}"
+    assert json.loads(profile.read_text()) == {"error": {"exit_code": 2, "kind": "usage", "message": usage}}
+    assert not yaml_rules.exists()
+    assert main(["profile", "--table", "orders", "--columns", "a", "--out", str(profile), "--bogus"]) == 2
+    assert json.loads(profile.read_text())["error"]["message"] == "unrecognized arguments: --bogus"

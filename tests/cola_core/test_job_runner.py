@@ -223,7 +223,7 @@ def test_the_results_file_holds_the_summary_or_the_refusal_and_replaces_the_earl
     write_results_file(path, summary)
     assert json.loads(path.read_text(encoding="utf-8")) == summary
     write_results_file(path, refusal_results("no such table"))
-    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "no such table"}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "kind": "error", "message": "no such table"}}
     remove_earlier_file(path, "results file")
     remove_earlier_file(path, "results file")  # none left: nothing to do
     assert sorted(p.name for p in path.parent.iterdir()) == []
@@ -241,3 +241,25 @@ def test_an_earlier_file_that_cannot_be_removed_is_an_output_error(tmp_path):
 
 def test_job_outcome_passes_as_its_summary_says():
     assert JobOutcome([], {"passed": True}).passed and not JobOutcome([], {"passed": False}).passed
+
+
+def test_a_contracts_gaps_are_carried_by_the_loaded_job_as_data(tmp_path):
+    import warnings
+
+    from cola_core.job.runner import load_job
+    from cola_core.job.spec import JobSpec
+    from cola_core.report.results import summarise
+
+    contract = {
+        "apiVersion": "v3.0.2", "kind": "DataContract", "id": "ids", "version": "1", "status": "active",
+        "schema": [{"name": "ids", "properties": [{"name": "id", "required": True}],
+                    "quality": [{"type": "text", "description": "free text"}]}],
+    }
+    path = tmp_path / "ids.odcs.json"
+    path.write_text(json.dumps(contract))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        job = load_job(JobSpec(rules=str(path)))
+    assert job.contract_gaps == ("schema[0].quality[0] (text, no single mustBe* operator)",)
+    assert summarise([], contract_gaps=job.contract_gaps)["contract_gaps"] == list(job.contract_gaps)
+    assert "contract_gaps" not in summarise([])

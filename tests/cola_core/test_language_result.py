@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from cola_core import CheckResult, ColaError
-from cola_core.language.result import worst_severity
+from cola_core.language.result import RESULT_KEYS, worst_severity
 
 
 def test_positional_order_matches_the_custom_check_examples():
@@ -150,3 +151,34 @@ def test_evaluation_failed_appears_only_when_true_and_is_not_compared():
     with pytest.raises(ColaError) as raised:
         CheckResult("x", False, evaluation_failed="yes")  # type: ignore[arg-type]
     assert str(raised.value) == "evaluation_failed must be true or false, got 'yes'"
+
+
+# Every field set, as the engine would give it.
+FULL = CheckResult(
+    "not_null", False, "m", 2, 1.5, "fail", "ids", None, "not_null(id)", "Completeness", [{"id": None}],
+    "ids", 10, 2.0, {"must_be": "= 0"}, {"columns": {"id": 2}}, True,
+)
+
+
+def test_the_json_form_is_read_off_the_dataclass_once():
+    # RESULT_KEYS is what a reader of a results file checks (the Airflow provider): the fields, in order.
+    written = [f.name for f in dataclasses.fields(CheckResult) if f.name != "failed_rows"]
+    assert list(RESULT_KEYS) == list(FULL.to_dict()) == written
+    assert [name for name, key in RESULT_KEYS.items() if key.optional] == [
+        "dimension", "samples", "rule_id", "rows_checked", "baseline", "thresholds", "details", "evaluation_failed",
+    ]
+    assert all(RESULT_KEYS[name].problem(value) is None for name, value in FULL.to_dict().items())
+    assert {name: RESULT_KEYS[name].problem(value) for name, value in {
+        "failed_count": True, "metric_value": "6", "severity": None, "check_name": 1, "samples": [1],
+        "thresholds": {"must_be": 5}, "details": [1], "baseline": None, "evaluation_failed": "yes",
+    }.items()} == {
+        "failed_count": "must be a whole number, got a boolean",
+        "metric_value": "must be a number or null, got a string",
+        "severity": "must be a string, got null",  # __post_init__ fills it: never written as null
+        "check_name": "must be a string or null, got a number",
+        "samples": "must be a list of objects",
+        "thresholds": "must be an object of strings",
+        "details": "must be an object, got a list",
+        "baseline": "must be a number, got null",  # left out when unset, never null
+        "evaluation_failed": "must be a boolean, got a string",
+    }

@@ -274,7 +274,7 @@ def test_the_results_file_is_written_atomically_as_strict_json_and_names_itself_
     assert path.read_text(encoding="utf-8") == results_text(summary)
     assert json.loads(path.read_text(encoding="utf-8")) == summary
     write_results_file(path, refusal_results("bad rules"))
-    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "bad rules"}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "kind": "error", "message": "bad rules"}}
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]
     blocked = tmp_path / "blocked"
     blocked.write_text("")
@@ -285,4 +285,17 @@ def test_the_results_file_is_written_atomically_as_strict_json_and_names_itself_
     with pytest.raises(ColaError) as refused:
         write_results_file(path, {"metric": float("nan")})
     assert str(refused.value) == "the results cannot be written as JSON: Out of range float values are not JSON compliant: nan"
-    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "message": "bad rules"}}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"error": {"exit_code": 2, "kind": "error", "message": "bad rules"}}
+
+
+def test_a_refusal_record_says_what_kind_of_refusal_it_is():
+    from cola_core.errors import ColaError
+    from cola_core.report.results import REFUSAL_KINDS, refusal_results
+
+    assert REFUSAL_KINDS == ("usage", "rules", "source", "output", "query", "error")
+    assert refusal_results("argument --samples: invalid int value: 'x'", kind="usage") == {
+        "error": {"exit_code": 2, "kind": "usage", "message": "argument --samples: invalid int value: 'x'"}
+    }
+    with pytest.raises(ColaError) as refused:
+        refusal_results("m", kind="typo")
+    assert str(refused.value) == "a refusal's kind is one of usage, rules, source, output, query, error, got 'typo'"

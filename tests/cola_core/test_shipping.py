@@ -1,7 +1,8 @@
 """Shipping cola_core to Spark: the ``--py-files`` zip, the entry script, and real spark-submit runs.
 
 The spark-submit runs prove that the job works from the zip alone: the command prints (with
-``--verbose``) where ``cola_core`` was imported from, and that must be inside the zip.
+``--verbose``) where ``cola_core`` was imported from, and that must be inside the zip; and that
+a package of the job named like a module of cola_core (a user's ``checks``) is the one imported.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 import cola_core
 from cola_core.plan.cost import SparkCost
-from cola_core.shipping import job_entry_path, package_files, py_files_zip
+from cola_core.shipping import ENTRY_SCRIPT, job_entry_path, package_files, py_files_zip
 from cola_core.storage.session import log4j_config_path, quiet_spark_conf
 from cola_helpers import DATA, ORDERS_ARGV, ORDERS_FAIL_COST, cost_taken, summary_outline
 
@@ -39,7 +40,7 @@ def test_the_zip_holds_every_source_file_of_the_package_and_no_bytecode(tmp_path
             if file.is_file() and "__pycache__" not in file.parts and file.suffix not in (".pyc", ".pyo")
         )
         assert names == on_disk == list(package_files())
-        assert {"cola_core/__init__.py", "cola_core/_job_entry.py", "cola_core/checks/base.py", "cola_core/py.typed"} <= set(names)
+        assert {"cola_core/__init__.py", "cola_core/__main__.py", "cola_core/checks/base.py", "cola_core/py.typed"} <= set(names)
         assert archive.read("cola_core/cli/main.py") == (PACKAGE_DIR / "cli" / "main.py").read_bytes()
         # The log4j configuration the operators point the driver at goes with the job.
         assert archive.read("cola_core/log4j2.properties") == log4j_config_path().read_bytes()
@@ -60,9 +61,22 @@ def test_the_default_cache_folder_can_be_set(tmp_path, monkeypatch):
     assert py_files_zip().parent == tmp_path / "cache"
 
 
-def test_the_entry_script_is_a_file_of_the_installed_package():
-    path = job_entry_path()
-    assert path == PACKAGE_DIR / "_job_entry.py" and path.is_file()
+def test_the_entry_script_is_written_alone_outside_the_package_once_per_content(tmp_path):
+    path = job_entry_path(tmp_path)
+    # Alone in a folder of its own (Python puts it first on sys.path), under a name that is no module.
+    assert re.fullmatch(r"entry-[0-9a-f]{16}", path.parent.name) and path.parent.parent == tmp_path
+    assert path.name == "cola-job.py" and PACKAGE_DIR not in path.parents
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cola-job.py"]
+    assert path.read_text(encoding="utf-8") == ENTRY_SCRIPT
+    written_at = path.stat().st_mtime_ns
+    assert job_entry_path(tmp_path) == path and path.stat().st_mtime_ns == written_at  # kept, not rewritten
+    path.write_text("print('not the job')\n")
+    assert job_entry_path(tmp_path) == path and path.read_text(encoding="utf-8") == ENTRY_SCRIPT  # put right
+
+
+def test_the_entry_script_is_written_to_the_cache_folder_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLA_CACHE_DIR", str(tmp_path / "cache"))
+    assert job_entry_path().parent.parent == tmp_path / "cache"
 
 
 def test_the_entry_script_runs_from_the_zip_without_site_packages(tmp_path):
@@ -73,7 +87,7 @@ def test_the_entry_script_runs_from_the_zip_without_site_packages(tmp_path):
     imported = subprocess.run([sys.executable, "-S", "-c", probe], env=env, cwd=tmp_path,
                               capture_output=True, text=True, check=True)
     assert imported.stdout == f"{zip_path}/cola_core/__init__.py\n"
-    version = subprocess.run([sys.executable, "-S", str(job_entry_path()), "--version"], env=env, cwd=tmp_path,
+    version = subprocess.run([sys.executable, "-S", str(job_entry_path(tmp_path)), "--version"], env=env, cwd=tmp_path,
                              capture_output=True, text=True, check=False)
     assert (version.returncode, version.stdout, version.stderr) == (0, f"cola {cola_core.__version__}\n", "")
 
@@ -82,9 +96,10 @@ def test_the_entry_script_runs_from_the_zip_without_site_packages(tmp_path):
 
 
 def spark_submit(
-    zip_path: Path, *arguments: str, cwd: Path, conf: dict[str, str] | None = None
+    zip_path: Path, *arguments: str, cwd: Path, conf: dict[str, str] | None = None, py_files: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``spark-submit [--conf k=v ...] --py-files <zip> <entry script> ...`` from the test's virtualenv."""
+    """``spark-submit [--conf k=v ...] --py-files <zip> <entry script> ...`` from the test's virtualenv
+    (``py_files``: instead of the zip alone)."""
     bin_dir = Path(sys.executable).parent
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "SPARK_HOME")}
     # The venv's spark-submit finds Spark with whatever python3 is on PATH: put the venv first.
@@ -94,7 +109,7 @@ def spark_submit(
         str(bin_dir / "spark-submit"), "--master", "local[1]",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=1",
         *(word for key, value in (conf or {}).items() for word in ("--conf", f"{key}={value}")),
-        "--py-files", str(zip_path), str(job_entry_path()), *arguments, "--verbose",
+        "--py-files", py_files or str(zip_path), str(job_entry_path(zip_path.parent)), *arguments, "--verbose",
     ]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
@@ -164,6 +179,40 @@ def test_spark_submit_split_from_the_zip_writes_outputs_report_and_counts(tmp_pa
         ("orders", "row_count", "pass", True, 0, "row_count"),
     ]
     assert [r["message"] for r in report_rows] == [r["message"] for r in summary["results"]]
+
+
+# A user's package of custom checks named like a package of cola_core: shipped with --py-files
+# beside cola_core's zip, it is the one `--checks checks` imports on the driver.
+USER_CHECKS = """\
+from pyspark.sql import functions as F
+
+from cola_core import BaseCheck, CheckResult, register_check
+
+
+@register_check("amount_at_most")
+class AmountAtMost(BaseCheck):
+    def run(self, df):
+        over = df.filter(F.col("amount") > self.params["limit"]).count()
+        return CheckResult("amount_at_most", over == 0, f"{over} amounts over {self.params['limit']}", over)
+"""
+
+
+@pytest.mark.spark
+def test_spark_submit_imports_a_users_package_named_like_a_cola_core_package(tmp_path):
+    zip_path = py_files_zip(tmp_path / "cache")
+    users = tmp_path / "users.zip"
+    with zipfile.ZipFile(users, "w") as archive:
+        archive.writestr("checks/__init__.py", USER_CHECKS)
+    rules, results = tmp_path / "rules.json", tmp_path / "results.json"
+    rules.write_text(json.dumps([{"type": "amount_at_most", "limit": 100}]))
+    done = spark_submit(zip_path, "check", "--checks", "checks", "--rules", str(rules), *ORDERS_ARGV,
+                        "--results", str(results), cwd=tmp_path, py_files=f"{zip_path},{users}")
+    # With the entry script inside cola_core/, `checks` was cola_core's own: the rule type was unknown.
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert provenance(done).startswith(f"cola: cola_core {cola_core.__version__} from {zip_path}/cola_core;")
+    summary = json.loads(results.read_text())
+    assert summary_outline(summary) == [("amount_at_most", "pass", 0, None, "amount_at_most")]
+    assert summary["results"][0]["message"] == "0 amounts over 100"
 
 
 def _json_lines(folder: Path) -> list[dict]:
