@@ -74,7 +74,9 @@ def test_an_unknown_column_is_refused_with_exit_2(spark, capsys):
          "cola: error: --profile-out: the folder '/no/such/folder' does not exist\n"),
         (["--dataset", "orders"], "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
         (["--dataset", "orders", "--data-date", "2024-03-04"],
-         "cola: error: --dataset and --data-date say which earlier runs to learn from; give --history too\n"),
+         "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
+        (["--data-date", "someday"], "cola: error: --data-date must be an ISO date or timestamp such as 2024-01-31 or "
+         "2024-01-31T06:00:00Z: 'someday' is not an ISO date or timestamp\n"),
         (["--now", "soon"], "cola: error: --now must be an ISO date or timestamp such as 2024-01-31 or "
          "2024-01-31T06:00:00Z: 'soon' is not an ISO date or timestamp\n"),
         (["--history", "/tmp/history"],
