@@ -3,6 +3,7 @@ refusals that come before any Spark work."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -36,7 +37,11 @@ def test_suggest_writes_a_yaml_rules_file_that_reads_back_as_the_suggestions(spa
     profile = Cola().profile(_orders(spark))
     suggested = Cola().suggest(profile, strictness="margin")
     assert printed.out == f"{profile}\n"
-    assert printed.err == f"cola: wrote {len(suggested)} suggested rules to {out}\n"
+    assert printed.err == (
+        f"cola: wrote {len(suggested)} suggested rules to {out}\n"
+        "cola: not suggested: freshness(updated_at): no data date to take the newest value's age at (give "
+        "data_date, --data-date, or now); an age by the clock would break the next day and any backfill\n"
+    )
     text = out.read_text()
     assert text.startswith("# Rules suggested by `cola suggest` from a profile of the data.")
     assert f"  # {suggested[1]['name']}\n  - type: \"{suggested[1]['type']}\"\n" in text
@@ -108,7 +113,7 @@ def test_suggest_learns_from_the_runs_of_cola_check_and_writes_the_profile_too(s
         "type": "row_count", "must_be": "change between 0% and 0%",
         "name": "rows changed by 0% to 0% from one run to the next in the last 4 runs of orders",
     }
-    assert suggested[1:] == Cola().suggest(_orders(spark))[1:]
+    assert suggested[1:] == Cola().suggest(_orders(spark), data_date=dt.date(2024, 3, 4))[1:]
     assert json.loads(profile_out.read_text()) == Cola().profile(_orders(spark)).to_dict()
 
 
@@ -124,5 +129,12 @@ def test_suggest_takes_the_freshness_age_at_now(spark, tmp_path, capsys):
     capsys.readouterr()
     assert json.loads(out.read_text())["rules"][1] == {
         "type": "freshness", "column": "seen_at", "must_be": "< 3d",
-        "name": "the newest seen_at was 1.5 days old when profiled",
+        "name": "the newest seen_at was 1.5 days old at 2024-03-04 06:00:00+00:00",
+    }
+    # Without --now, at the end of the data date's day: 2024-03-04 00:00 UTC.
+    assert main([*argv, "--data-date", "2024-03-03"]) == 0
+    capsys.readouterr()
+    assert json.loads(out.read_text())["rules"][1] == {
+        "type": "freshness", "column": "seen_at", "must_be": "< 3d",
+        "name": "the newest seen_at was 1.25 days old at the end of the data date",
     }
