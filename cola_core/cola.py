@@ -32,9 +32,11 @@ from cola_core.ruleset.rules_schema import rules_schema
 from cola_core.ruleset.suggestions import (
     LEARN_FROM_RUNS,
     LEARNED_TYPES,
+    Suggestions,
     checked_strictness,
     learned_rules,
     measured_values,
+    parsed,
     suggest_rules,
 )
 from cola_core.storage.specs import OutputSpec, history_spec
@@ -291,7 +293,7 @@ class Cola:
         strictness: str = "exact", now: dt.datetime | None = None, *,
         history: Mapping[str, Any] | str | OutputSpec | None = None, dataset: str | None = None,
         data_date: dt.date | None = None, spark: SparkSession | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> Suggestions:
         """A rule block that passes on ``data`` (a DataFrame, profiled first, or its
         :meth:`profile`), each rule named for why it was suggested; what is suggested is in
         ``cola_core.ruleset.suggestions``.
@@ -299,16 +301,18 @@ class Cola:
         Args:
             strictness: ``"exact"`` for bounds at the observed values, ``"margin"`` for bounds
                 widened by a tenth.
-            now: the instant the ``freshness`` suggestion's age is taken at (the clock's by default).
+            now: the instant the ``freshness`` suggestion's age is taken at; by default the end
+                of ``data_date``'s day (UTC). With neither, no ``freshness`` is suggested (an age
+                by the clock would break the next day and any backfill).
             history: a history store (as for :meth:`run`): the ``row_count``,
                 ``missing_percent`` and ``invalid_percent`` suggestions that the store has
                 measured for ``dataset`` on at least three earlier data intervals take their
                 thresholds from those runs and this profile together (the latest 30 intervals,
                 the latest attempt of each).
             dataset: with ``history``, the dataset whose runs to learn from.
-            data_date: with ``history``, the date of the data being profiled: only the
-                intervals before it are read, as a run on that date would compare. By
-                default, every interval up to now by the clock.
+            data_date: the date of the data being profiled: a ``freshness`` age is taken at
+                its end, and with ``history``, only the intervals before it are read, as a run
+                on that date would compare (by default, every interval up to now).
             spark: the session that reads ``history`` when ``data`` is a profile (by default
                 the active one); a DataFrame's own session reads it otherwise.
 
@@ -318,19 +322,19 @@ class Cola:
             ColaOutputError: the history store cannot be read, or is not a Cola history.
         """
         checked_strictness(strictness)  # before any Spark work
-        if history is None and (dataset is not None or data_date is not None):
-            raise ColaError("'dataset' and 'data_date' say which earlier runs to learn from; give 'history' too")
-        store, info = _history_of(history, dataset, data_date, None)
+        if history is None and dataset is not None:
+            raise ColaError("'dataset' says which earlier runs to learn from; give 'history' too")
+        store, info = _history_of(history, dataset, None if history is None else data_date, None)
         profile = data if isinstance(data, Profile) else self.profile(data, columns, sample)
-        rules = suggest_rules(profile, strictness, now)
-        checks = self.parse(rules)  # a suggestion is an ordinary rule block
+        rules = parsed(suggest_rules(profile, strictness, now, data_date), self.parse)
         if store is not None and info is not None:
+            checks = self.parse(rules)  # a suggestion is an ordinary rule block
             spark = spark or _session_of(data)
             needs = {check.rule_id: LEARN_FROM_RUNS for check in checks if check.rule_type in LEARNED_TYPES}
             earlier = read_baselines(spark, store, info, needs)
             known = [earlier.get(check.rule_id, []) for check in checks]
-            rules = learned_rules(rules, measured_values(rules, profile), known, strictness, info.dataset)
-            self.parse(rules)
+            learned = learned_rules(rules, measured_values(rules, profile), known, strictness, info.dataset)
+            rules = parsed(Suggestions(learned, rules.skipped), self.parse)
         return rules
 
     def split(

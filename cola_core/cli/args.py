@@ -293,7 +293,8 @@ def _add_profile_commands(commands: Any) -> None:
     suggest.add_argument("--profile-out", metavar="FILE", help="also write the profile here as JSON")
     suggest.add_argument(
         "--now", metavar="DATE",
-        help="the instant a freshness suggestion's age is taken at, ISO (UTC without a zone); default: the clock's",
+        help="the instant a freshness suggestion's age is taken at, ISO (UTC without a zone); default: the end of "
+        "--data-date's day (no freshness suggestion without either)",
     )
     learned = suggest.add_argument_group("thresholds from history")
     learned.add_argument(
@@ -304,8 +305,8 @@ def _add_profile_commands(commands: Any) -> None:
     learned.add_argument("--dataset", metavar="NAME", help="with --history, the dataset whose runs to learn from")
     learned.add_argument(
         "--data-date", metavar="DATE",
-        help="with --history, the date of the data profiled (ISO; UTC without a zone): only earlier intervals "
-        "are read (default: all up to now)",
+        help="the date of the data profiled (ISO; UTC without a zone): a freshness age is taken at its end, and "
+        "with --history only earlier intervals are read (default: all up to now)",
     )
 
 

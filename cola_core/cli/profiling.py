@@ -57,6 +57,8 @@ def run_profile_command(args: argparse.Namespace) -> None:
         else:
             _write(out, text)
             print(f"cola: wrote {len(rules)} suggested rules to {out}", file=sys.stderr, flush=True)
+        for why in rules.skipped:  # the YAML has them as comments too
+            print(f"cola: not suggested: {' '.join(why.split())}", file=sys.stderr, flush=True)
     finally:
         if started_here:
             stop_session(spark)
@@ -69,18 +71,15 @@ def _profile_out(args: argparse.Namespace) -> Path | None:
 def _learning(args: argparse.Namespace) -> dict[str, Any]:
     """``Cola.suggest``'s history arguments, from ``--history``, ``--dataset`` and ``--data-date``,
     checked before a JVM starts."""
+    data_date = None if args.data_date is None else utc_datetime(checked_moment(args.data_date, "--data-date"))
+    dated = {} if data_date is None else {"data_date": data_date}  # a freshness age is taken at its end
     if args.history is None:
-        given = [flag for flag, value in (("--dataset", args.dataset), ("--data-date", args.data_date)) if value]
-        if given:
-            verb = "say" if len(given) > 1 else "says"
-            raise ColaError(f"{' and '.join(given)} {verb} which earlier runs to learn from; give --history too")
-        return {}
+        if args.dataset:
+            raise ColaError("--dataset says which earlier runs to learn from; give --history too")
+        return dated
     if not args.dataset:
         raise ColaError("--history needs --dataset, the dataset whose earlier runs to learn from")
-    return {
-        "history": output_argument(args.history, "--history", history_spec), "dataset": args.dataset,
-        "data_date": None if args.data_date is None else utc_datetime(checked_moment(args.data_date, "--data-date")),
-    }
+    return {"history": output_argument(args.history, "--history", history_spec), "dataset": args.dataset, **dated}
 
 
 def _out_path(text: str, flag: str) -> Path:

@@ -74,7 +74,8 @@ def profile_table(
     rows = int(row[0])
     measured = [plan.read(rows, row[plan.first : plan.first + len(plan.aggregates)]) for plan in plans]
     small = [n for n, m in enumerate(measured) if m.get("distinct") is not None and m["distinct"] <= TOP_VALUES_UP_TO]
-    for n, values in zip(small, _value_counts(plain, [plans[n].sql for n in small]), strict=True):
+    counted = [_normalised(plans[n].sql, plans[n].field.dataType) for n in small]
+    for n, values in zip(small, _value_counts(plain, counted), strict=True):
         shown = tuple((cut_text(value, TOP_VALUE_CHARS), count) for value, count in values)
         measured[n].update(top_values=shown, top_values_cut=shown != values, distinct=len(values),
                                   distinct_exact=True)
@@ -111,6 +112,12 @@ def _fields(df: DataFrame, columns: Sequence[str] | None) -> list[tuple[int, Str
     if unknown:
         raise ColaError(f"no column {', '.join(map(repr, unknown))} in the DataFrame; its columns are "
                         f"{', '.join(by_name)}")
+    for name, top in found.items():
+        # Spark resolves a name ignoring case: beside another 'a' (or 'A'), a rule naming it fails.
+        same = [field.name for _, field in fields if top is not None and field.name.lower() == top.lower()]
+        if len(same) > 1:
+            raise ColaError(f"{len(same)} columns of the DataFrame are named {', '.join(map(repr, same))}: a rule "
+                            f"naming {name!r} could not tell them apart; rename them apart (DataFrame.toDF) first")
     return [by_name[top] for top in dict.fromkeys(top for top in found.values() if top is not None)]
 
 
@@ -148,11 +155,16 @@ class _ColumnPlan:
             add("infinite", f"count(CASE WHEN {infinite} THEN 1 END)")
             value = f"CASE WHEN NOT isnan({sql}) AND NOT {infinite} THEN {sql} END"
         if self.kind in ("number", "date", "timestamp"):
-            add("minimum", f"min({value})")
-            add("maximum", f"max({value})")
-            # Dates as days and timestamps as microseconds since the epoch, to average them.
-            number = {"date": f"unix_date({value})", "timestamp": f"unix_micros({value})"}.get(self.kind, value)
-            add("mean", f"avg({number})")
+            # Dates as days and timestamps as microseconds since the epoch, to average them;
+            # a timestamp's bounds too, read back in Python (_instant): pyspark's own reading
+            # of 0001-01-01 fails ("year 0") wherever the process's zone is east of UTC's.
+            number = {"date": f"unix_date({value})", "timestamp": _micros(value, field.dataType)}.get(self.kind, value)
+            add("minimum", f"min({number if self.kind == 'timestamp' else value})")
+            add("maximum", f"max({number if self.kind == 'timestamp' else value})")
+            # A decimal's exact average is a decimal of 4 more digits, which overflows under
+            # ANSI (decimal(38,0) of 38 digits): a mean needs no more than a double's precision.
+            averaged = f"CAST({number} AS DOUBLE)" if isinstance(field.dataType, T.DecimalType) else number
+            add("mean", f"avg({averaged})")
             add("stddev", f"stddev_samp({number})")
         if self.kind == "text":
             add("min_length", f"min(length({sql}))")
@@ -162,6 +174,8 @@ class _ColumnPlan:
                 add(f"format:{name}", f"count(CASE WHEN {format_match_text(sql, name)} THEN 1 END)")
 
     def read(self, rows: int, values: Sequence[Any]) -> dict[str, Any]:
+        from pyspark.sql import types as T
+
         got = dict(zip(self.names, values, strict=True))
         measured: dict[str, Any] = {}
         if self.skipped is not None:
@@ -172,12 +186,52 @@ class _ColumnPlan:
         for key in ("nan", "infinite", "minimum", "maximum", "min_length", "max_length"):
             if key in got:
                 measured[key] = got[key]
+        if self.kind == "timestamp":
+            local = not isinstance(self.field.dataType, T.TimestampNTZType)
+            measured["minimum"], measured["maximum"] = (_instant(got[key], local) for key in ("minimum", "maximum"))
         if "mean" in got:
             measured["mean"], measured["stddev"] = _moments(self.kind, got["mean"], got["stddev"])
+            if self.kind == "timestamp" and measured["mean"] is not None:
+                measured["mean"] = _instant(round(float(got["mean"])), local)
         formats = {key.split(":", 1)[1]: int(value) for key, value in got.items() if key.startswith("format:")}
         if formats:
             measured["formats"] = {name: count for name, count in formats.items() if count}
         return measured
+
+
+def _micros(sql: str, data_type: DataType) -> str:
+    """A timestamp as microseconds since the epoch: an instant's (``unix_micros``), or a
+    ``timestamp_ntz``'s wall clock from 1970-01-01 00:00, which ``unix_micros`` refuses."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.TimestampNTZType):
+        return f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {sql})"
+    return f"unix_micros({sql})"
+
+
+def _instant(micros: Any, local: bool) -> dt.datetime | None:
+    """Microseconds since the epoch as pyspark shows a timestamp: this process's local time
+    for an instant (``local``), the wall clock for a ``timestamp_ntz``. At the calendar's
+    ends, where the local time has no year (0001-01-01 east of UTC), the UTC time."""
+    if micros is None:
+        return None
+    micros = int(micros)
+    if local:
+        try:
+            return dt.datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)
+        except (ValueError, OverflowError, OSError):
+            pass
+    return dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
+
+
+def _normalised(sql: str, data_type: DataType) -> str:
+    """A float column's values as ``unique`` and a grouping compare them: -0.0 is 0.0 (as
+    text it is '-0.0', which would count a value twice)."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return f"CASE WHEN {sql} = 0 THEN abs({sql}) ELSE {sql} END"
+    return sql
 
 
 def _sketched(sql: str, data_type: DataType) -> str:
@@ -196,7 +250,7 @@ def _sketched(sql: str, data_type: DataType) -> str:
     if isinstance(data_type, T.TimestampType):
         return f"unix_micros({sql})"
     # xxhash64 of NULL is its seed, not NULL: the sketch must not count NULL as a value.
-    return f"CASE WHEN {sql} IS NOT NULL THEN xxhash64({sql}) END"
+    return f"CASE WHEN {sql} IS NOT NULL THEN xxhash64({_normalised(sql, data_type)}) END"
 
 
 def _moments(kind: str, mean: Any, stddev: Any) -> tuple[Any, float | None]:
@@ -206,10 +260,8 @@ def _moments(kind: str, mean: Any, stddev: Any) -> tuple[Any, float | None]:
     spread = None if stddev is None else float(stddev)
     if kind == "date":
         return dt.date(1970, 1, 1) + dt.timedelta(days=round(float(mean))), spread
-    if kind == "timestamp":
-        epoch = dt.datetime(1970, 1, 1)
-        micros = round(float(mean))
-        return epoch + dt.timedelta(microseconds=micros), None if spread is None else spread / 1_000_000
+    if kind == "timestamp":  # the mean itself is read by _instant
+        return mean, None if spread is None else spread / 1_000_000
     return mean, spread
 
 
@@ -226,7 +278,7 @@ def _maybe_a_key(plan: _ColumnPlan, measured: dict[str, Any], rows: int) -> bool
 
 def _value_counts(df: DataFrame, names: Sequence[str]) -> list[tuple[tuple[str, int], ...]]:
     """Each listed column's present values (as text) and their counts, most frequent first
-    (ties by value), in one job for all of them. ``names`` are plain names (``c12``)."""
+    (ties by value), in one job for all of them. ``names`` are SQL over plain names (``c12``)."""
     if not names:
         return []
     pairs = ", ".join(f"struct({n} AS n, CAST({name} AS STRING) AS v)" for n, name in enumerate(names))

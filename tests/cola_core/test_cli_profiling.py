@@ -3,6 +3,7 @@ refusals that come before any Spark work."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -74,7 +75,9 @@ def test_an_unknown_column_is_refused_with_exit_2(spark, capsys):
          "cola: error: --profile-out: the folder '/no/such/folder' does not exist\n"),
         (["--dataset", "orders"], "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
         (["--dataset", "orders", "--data-date", "2024-03-04"],
-         "cola: error: --dataset and --data-date say which earlier runs to learn from; give --history too\n"),
+         "cola: error: --dataset says which earlier runs to learn from; give --history too\n"),
+        (["--data-date", "someday"], "cola: error: --data-date must be an ISO date or timestamp such as 2024-01-31 or "
+         "2024-01-31T06:00:00Z: 'someday' is not an ISO date or timestamp\n"),
         (["--now", "soon"], "cola: error: --now must be an ISO date or timestamp such as 2024-01-31 or "
          "2024-01-31T06:00:00Z: 'soon' is not an ISO date or timestamp\n"),
         (["--history", "/tmp/history"],
@@ -114,7 +117,7 @@ def test_suggest_learns_from_the_runs_of_cola_check_and_writes_the_profile_too(s
         "type": "row_count", "must_be": "change between 0% and 0%",
         "name": "rows changed by 0% to 0% from one run to the next in the last 4 runs of orders",
     }
-    assert suggested[1:] == Cola().suggest(_orders(spark))[1:]
+    assert suggested[1:] == Cola().suggest(_orders(spark), data_date=dt.date(2024, 3, 4))[1:]
     assert json.loads(profile_out.read_text()) == Cola().profile(_orders(spark)).to_dict()
 
 
@@ -130,7 +133,14 @@ def test_suggest_takes_the_freshness_age_at_now(spark, tmp_path, capsys):
     capsys.readouterr()
     assert json.loads(out.read_text())["rules"][1] == {
         "type": "freshness", "column": "seen_at", "must_be": "< 3d",
-        "name": "the newest seen_at was 1.5 days old when profiled",
+        "name": "the newest seen_at was 1.5 days old at 2024-03-04 06:00:00+00:00",
+    }
+    # Without --now, at the end of the data date's day: 2024-03-04 00:00 UTC.
+    assert main([*argv, "--data-date", "2024-03-03"]) == 0
+    capsys.readouterr()
+    assert json.loads(out.read_text())["rules"][1] == {
+        "type": "freshness", "column": "seen_at", "must_be": "< 3d",
+        "name": "the newest seen_at was 1.25 days old at the end of the data date",
     }
 
 

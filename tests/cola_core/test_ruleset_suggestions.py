@@ -39,7 +39,8 @@ def _profile(sample: float | None = None) -> Profile:
 
 def test_each_suggestion_says_why_and_holds_the_observed_bounds():
     assert suggest_rules(_profile()) == [
-        {"type": "row_count", "must_be": "between 200 and 200", "name": "200 rows when profiled"},
+        # A day's volume is never exactly the last one's: a tenth either way.
+        {"type": "row_count", "must_be": "between 180 and 220", "name": "200 rows when profiled"},
         {"type": "not_null", "columns": ["id"], "name": "0 NULLs in 200 rows"},
         {"type": "unique", "columns": ["id"], "name": "all 200 present values are distinct"},
         {"type": "range", "column": "id", "min": 1, "max": 200, "name": "values from 1 to 200 when profiled"},
@@ -64,7 +65,7 @@ def test_each_suggestion_says_why_and_holds_the_observed_bounds():
 
 def test_a_margin_widens_every_bound_by_a_tenth_outwards():
     widened = {(r["type"], r.get("column")): r for r in suggest_rules(_profile(), "margin")}
-    assert widened[("row_count", None)] == {"type": "row_count", "must_be": "between 180 and 220", "name": "200 rows when profiled"}
+    assert widened[("row_count", None)] == {"type": "row_count", "must_be": "between 160 and 240", "name": "200 rows when profiled"}
     assert (widened[("range", "id")]["min"], widened[("range", "id")]["max"]) == (-19, 220)
     assert (widened[("range", "amount")]["min"], widened[("range", "amount")]["max"]) == (-10.11, 110.0)
     assert (widened[("range", "day")]["min"], widened[("range", "day")]["max"]) == ("2023-12-31", "2024-01-12")
@@ -115,10 +116,15 @@ def test_the_newest_timestamp_column_gets_a_freshness_rule_in_whole_days():
     now = dt.datetime(2024, 1, 10)
     assert suggest_rules(stamps, now=now)[1] == {
         "type": "freshness", "column": "updated", "must_be": "< 3d",
-        "name": "the newest updated was 1.5 days old when profiled",
+        "name": "the newest updated was 1.5 days old at 2024-01-10 00:00:00",
     }
     assert suggest_rules(stamps, "margin", now=now)[1]["must_be"] == "< 3d"  # 1.65 days, rounded up, and one more
     assert suggest_rules(stamps, now=dt.datetime(2024, 1, 8, 12))[1]["must_be"] == "< 1d"
+    # The end of the data date's day, in UTC, when no instant is given.
+    at_the_end = suggest_rules(stamps, data_date=dt.date(2024, 1, 9))[1]
+    assert (at_the_end["must_be"], at_the_end["name"]) == (
+        "< 3d", "the newest updated was 1.5 days old at the end of the data date",
+    )
 
 
 def test_the_yaml_file_has_a_comment_per_rule_and_json_values():
@@ -165,8 +171,10 @@ def test_every_suggested_rule_passes_on_the_data_it_was_profiled_from(spark, row
     df = spark.createDataFrame(rows, "n bigint, x double, s string, d date, m decimal(10,2), t timestamp")
     cola = Cola()
     profile = cola.profile(df)
-    rules = cola.suggest(profile, strictness=strictness)
-    assert rules == cola.suggest(profile, strictness=strictness)  # deterministic
+    # Today's data date: the run judges freshness by the clock, within the day.
+    today = dt.datetime.now(dt.timezone.utc).date()
+    rules = cola.suggest(profile, strictness=strictness, data_date=today)
+    assert rules == cola.suggest(profile, strictness=strictness, data_date=today)  # deterministic
     results = cola.run(df, rules)
     failing = [(rule, result.message) for rule, result in zip(rules, results, strict=True) if result.severity != "pass"]
     assert failing == [], failing
@@ -269,20 +277,22 @@ def test_suggestions_learn_from_the_intervals_before_the_data_date_and_pass_judg
     # That run is now in the store, but a rerun for the same date reads only the days before it.
     assert cola.suggest(profile, history=store, dataset="orders", data_date=today, spark=spark) == learned
     # A backfill of 3 March has two earlier days: too few to learn from, so today's bounds.
-    unlearned = cola.suggest(profile)
+    unlearned = cola.suggest(profile, data_date=dt.date(2024, 3, 3))
     assert cola.suggest(profile, history=store, dataset="orders", data_date=dt.date(2024, 3, 3), spark=spark) == (
         unlearned
     )
     # Another dataset's runs teach nothing.
-    assert cola.suggest(profile, history=store, dataset="returns", data_date=today, spark=spark) == unlearned
-    assert unlearned[0] == {"type": "row_count", "must_be": "between 30 and 30", "name": "30 rows when profiled"}
+    assert cola.suggest(profile, history=store, dataset="returns", data_date=today, spark=spark) == cola.suggest(
+        profile, data_date=today
+    )
+    assert unlearned[0] == {"type": "row_count", "must_be": "between 27 and 33", "name": "30 rows when profiled"}
 
 
 def test_a_history_needs_a_dataset_and_a_dataset_needs_a_history():
     with pytest.raises(ColaError, match=r"^a history needs 'dataset', the name of what was checked"):
         Cola().suggest(_profile(), history="/tmp/h")
-    refused = "^'dataset' and 'data_date' say which earlier runs to learn from; give 'history' too$"
+    refused = "^'dataset' says which earlier runs to learn from; give 'history' too$"
     with pytest.raises(ColaError, match=refused):
         Cola().suggest(_profile(), dataset="orders")
-    with pytest.raises(ColaError, match=refused):
-        Cola().suggest(_profile(), data_date=dt.date(2024, 3, 4))
+    # A data date alone is the instant a freshness age is taken at (none here: no timestamp).
+    assert Cola().suggest(_profile(), data_date=dt.date(2024, 3, 4)) == suggest_rules(_profile())
