@@ -31,7 +31,7 @@ def test_every_public_name_imports():
 def test_params_is_public_for_custom_checks():
     params = importlib.import_module("cola_core.language.params")
     assert params.__all__ == [
-        "BOOL", "LONG_RANGE", "MAPPING", "NUMBER", "ORDERED", "SCALAR_LIST", "STRING", "STRING_LIST",
+        "BOOL", "LONG_RANGE", "MAPPING", "MAX_LIST_VALUES", "NUMBER", "ORDERED", "SCALAR_LIST", "STRING", "STRING_LIST",
         "STRING_MAP", "THRESHOLD", "WHOLE", "Kind", "Param",
     ]
     assert all(hasattr(params, name) for name in params.__all__)
