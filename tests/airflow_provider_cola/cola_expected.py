@@ -195,9 +195,9 @@ ORDERS_PROFILE_TABLE = [
     "omar@example.com: 1, quin@example.com: 1, raj@example.com: 1",
     "order_id  bigint  1 (16.67%)  4         3001  3005  3002.8   3003: 2, 3001: 1, 3002: 1, 3005: 1",
 ]
-# The rules suggested from that profile, with no history.
+# The rules suggested from that profile, with no history (the row count with its margin: a tenth, rounded outwards).
 ORDERS_SUGGESTIONS: list[dict[str, Any]] = [
-    {"type": "row_count", "must_be": "between 6 and 6", "name": "6 rows when profiled"},
+    {"type": "row_count", "must_be": "between 5 and 7", "name": "6 rows when profiled"},
     {"type": "not_null", "columns": ["amount"], "name": "0 NULLs in 6 rows"},
     {"type": "range", "column": "amount", "min": -15.0, "max": 300.0, "name": "values from -15 to 300 when profiled"},
     {"type": "not_null", "columns": ["country"], "name": "0 NULLs in 6 rows"},
