@@ -34,6 +34,7 @@ from airflow_provider_cola._secrets import mask_sensitive_settings, secrets_as_t
 from airflow_provider_cola.alerts import checked_on_quality, checked_on_quality_severity
 from airflow_provider_cola.errors import ColaConfigError, ColaJobError, refusal_of
 from cola_core.common.spark_errors import first_line
+from cola_core.contracts import unchecked_message
 from cola_core.errors import ColaError
 from cola_core.job.spec import JobSpec
 
@@ -125,13 +126,10 @@ class TaskLifecycle:
             ColaConfigError: the file cannot be read, or a rule is malformed.
         """
         task = self._task
-        block = load_rules(
+        return load_rules(
             rules, base_dir=dag_folder(context.get("dag") or task.get_dag()),
             allow_external_access=allow_external_access,
         )
-        for message in block.unchecked:  # said here once; a submitted job's own line is dropped
-            task.log.warning("%s", message)
-        return block
 
     def run_in_process(
         self,
@@ -168,6 +166,8 @@ class TaskLifecycle:
             outcome.results, valid_count=outcome.valid_count, invalid_count=outcome.invalid_count, cost=outcome.cost
         )
         self._task.log.info("Cola results:\n%s", table)
+        if job.contract_gaps:  # after the results, as the driver says them under spark-submit
+            self._task.log.warning("%s", unchecked_message(job.contract_gaps))
         return InProcessRun(outcome, written)
 
     def in_session(

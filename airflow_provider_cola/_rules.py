@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_cola.errors import ColaConfigError
 from cola_core import Cola, ColaError
-from cola_core.contracts import ContractWarning
+from cola_core.contracts import ContractRules, ContractWarning
 from cola_core.language.files import read_rules_file
 from cola_core.storage.readwrite import missing_local_path
 from cola_core.storage.specs import OutputSpec, SourceSpec, history_spec, parse_output, parse_source
@@ -43,17 +43,17 @@ class RuleBlock:
         checks: the parsed checks, in rule order after ``targets`` expansion: a run of the
             block gives one result per check, with its ``rule_type``, ``code`` and (when the
             rule has one) ``name`` as ``check_name``.
-        unchecked: for a data contract, the warning that lists what no rule checks
-            (``ContractWarning``), for the task to log once; empty otherwise.
+        contract_gaps: for a data contract, the parts of it no rule checks
+            (``ContractRules.gaps``): the run's results carry them; empty otherwise.
     """
 
     def __init__(
-        self, rules: list[Any], path: Path | None, checks: Sequence[BaseCheck], unchecked: Sequence[str] = ()
+        self, rules: list[Any], path: Path | None, checks: Sequence[BaseCheck], contract_gaps: Sequence[str] = ()
     ) -> None:
         self.rules = rules
         self.path = path
         self.checks = tuple(checks)
-        self.unchecked = tuple(unchecked)
+        self.contract_gaps = tuple(contract_gaps)
 
     @property
     def size(self) -> int:
@@ -93,26 +93,23 @@ def load_rules(
             message is the ``ColaRuleError`` text, which names the rule).
     """
     path = None
-    unchecked: list[str] = []
     if isinstance(rules, (str, Path)):
         path = Path(rules)
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         try:
-            with warnings.catch_warnings(record=True) as warned:
-                warnings.simplefilter("always", ContractWarning)
+            # A contract's gaps are data (its ContractRules.gaps), said with the run's results.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ContractWarning)
                 rules = read_rules_file(path)
         except ColaError as error:
             raise ColaConfigError(str(error)) from error
-        for warning in warned:
-            if not issubclass(warning.category, ContractWarning):
-                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-        unchecked = [str(warning.message) for warning in warned if issubclass(warning.category, ContractWarning)]
+    gaps = rules.gaps if isinstance(rules, ContractRules) else ()
     try:
         checks = (cola or engine(allow_external_access)).parse(rules)
     except ColaError as error:
         raise ColaConfigError(f"invalid Cola rules: {error}") from error
-    return RuleBlock(rules, path, checks, unchecked)
+    return RuleBlock(rules, path, checks, gaps)
 
 
 def checked_source(source: Any, *, allow_external_access: bool = False) -> SourceSpec:

@@ -119,7 +119,7 @@ class _ColaCheckDecoratedOperator(ColaTask, ColaLineageMixin, DecoratedOperator,
 
         assert self._block is not None and self._job is not None, "execute() loads the rules and the job first"
         # The rules were parsed by load_rules, with the job's engine settings: not again.
-        job = load_job(self._job, checks=self._block.checks)
+        job = load_job(self._job, checks=self._block.checks, contract_gaps=self._block.contract_gaps)
         run = self._lifecycle.run_in_process(job, self._session, page=self._page, frame=self._dataframe)
         if not run.page_written:
             self._page = None  # so that execute() pushes no cola_report

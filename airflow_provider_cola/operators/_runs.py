@@ -118,7 +118,10 @@ class ConnectRun(ConnectClientRun):
         from cola_core.job.runner import load_job
 
         task = self._task
-        job = load_job(task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks)
+        job = load_job(
+            task._job_spec(tuple(block.rules), source, None, outputs), checks=block.checks,
+            contract_gaps=block.contract_gaps,
+        )
         task.log.info("Cola runs in this worker as a Spark Connect client of %s", self.server)
         run = task._lifecycle.run_in_process(
             job, self.session, page=page, crash="the Cola job over Spark Connect failed",

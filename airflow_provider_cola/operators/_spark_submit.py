@@ -29,7 +29,6 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_cola._spark_target import SubmitTarget, submit_target
 from airflow_provider_cola.errors import ColaJobError
 from cola_core import exit_status
-from cola_core.contracts import UNCHECKED
 from cola_core.storage.session import driver_conf, jvm_noise, spark_defaults, uses_local_python
 
 __all__ = [
@@ -43,9 +42,6 @@ _NOISE_LINE = re.compile(
 )
 _TAIL_LINES = 30
 _MASK = "******"
-# A contract's parts that no rule checks, as the job says them: the task logged them once from
-# its own read of the contract, and the results carry them as data (contract_gaps).
-_CONTRACT_GAPS = f"cola: warning: {UNCHECKED}"
 
 
 def interpreter_bin_dir(binary: str) -> Path | None:
@@ -129,8 +125,6 @@ class _SubmitHookInternals(SparkSubmitHook):
                 if jvm_noise(text):
                     # The JVM's notice on every start: not worth a line of the task log.
                     continue
-                if text.startswith(_CONTRACT_GAPS):
-                    continue  # the task logged it as a warning before submitting the job
                 self._cola_log.append(text)
                 yield line
 

@@ -41,7 +41,7 @@ from cola_core.job.runner import (
     write_results_file,
 )
 from cola_core.job.spec import JobSpec
-from cola_core.language.contracts import ContractWarning
+from cola_core.language.contracts import ContractWarning, unchecked_message
 from cola_core.report.pages import checked_page_path, replace_file
 from cola_core.report.results import refusal_results, render_table
 from cola_core.ruleset.registry import load_checks
@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
     if html_path is not None:
         remove_earlier_file(html_path, "HTML report")
     # Everything that can be checked without Spark is checked first: no JVM for a typo.
-    job = _loaded_saying_contract_gaps(args)
+    job = _loaded_keeping_contract_gaps(args)
     _refuse_missing_local_paths(job)
     spark, started_here = spark_session(job.spec.remote or job.spec.master, job.spec.conf)
     try:
@@ -198,6 +198,9 @@ def _run(args: argparse.Namespace) -> int:
             ),
             flush=True,
         )
+        if job.contract_gaps:
+            # After the results, which come first (under spark-submit, in the task's log too).
+            print(f"cola: warning: {unchecked_message(job.contract_gaps)}", file=sys.stderr, flush=True)
         if html_path is not None:
             # A page that cannot be written after the run is a warning: the run stands.
             warning = write_report_page(spark, job.spec, outcome, html_path)
@@ -212,16 +215,15 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if outcome.passed else job.spec.fail_exit_code
 
 
-def _loaded_saying_contract_gaps(args: argparse.Namespace) -> LoadedJob:
-    """The job, its rules read; what a contract states that no rule checks is one plain
-    ``cola: warning:`` line, not Python's warning with its source line."""
+def _loaded_keeping_contract_gaps(args: argparse.Namespace) -> LoadedJob:
+    """The job, its rules read. What a contract states that no rule checks is kept as the
+    job's ``contract_gaps``, said once after the results (one plain ``cola: warning:`` line,
+    not Python's warning with its source line); other warnings pass on as they are."""
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always", ContractWarning)
         job = load_job(job_spec(args))
     for warning in warned:
-        if issubclass(warning.category, ContractWarning):
-            print(f"cola: warning: {warning.message}", file=sys.stderr, flush=True)
-        else:
+        if not issubclass(warning.category, ContractWarning):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return job
 

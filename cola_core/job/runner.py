@@ -104,13 +104,17 @@ class JobOutcome:
         return bool(self.summary["passed"])
 
 
-def load_job(spec: JobSpec, checks: Sequence[BaseCheck] | None = None) -> LoadedJob:
+def load_job(
+    spec: JobSpec, checks: Sequence[BaseCheck] | None = None, contract_gaps: Sequence[str] = ()
+) -> LoadedJob:
     """Read and parse the job's rules, in pure Python, with the rule types every ``Cola()``
     starts with (those of the job's check packages included).
 
     Args:
         checks: the rules already parsed with the job's engine settings (the provider parses
             them in the worker to validate them); they are then not parsed again.
+        contract_gaps: with ``checks``, what their contract states that no rule checks
+            (``ContractRules.gaps``, as the caller read it); without them, read from the rules.
 
     Raises:
         ColaError: the rules file cannot be read, a check package cannot be imported, or a
@@ -118,7 +122,7 @@ def load_job(spec: JobSpec, checks: Sequence[BaseCheck] | None = None) -> Loaded
     """
     for package in spec.check_packages:
         load_checks(package)
-    gaps: tuple[str, ...] = ()
+    gaps = tuple(contract_gaps)
     if checks is None:
         rules = read_rules_file(spec.rules) if isinstance(spec.rules, str) else list(spec.rules)
         gaps = rules.gaps if isinstance(rules, ContractRules) else ()

@@ -41,6 +41,7 @@ from cola_core.language.structure import document_problem
 
 __all__ = [
     "OPERATORS", "UNCHECKED", "ContractError", "ContractRules", "ContractWarning", "is_contract", "rules_from_contract",
+    "unchecked_message",
 ]
 
 # Each ODCS comparison as the threshold language writes it.
@@ -94,6 +95,11 @@ _UNITS = ("rows", "percent")
 _UNCHECKED_LOGICAL = ("map", "vector")
 # How the one warning about the parts no rule checks opens (a task log says it once).
 UNCHECKED = "no rule checks these parts of the contract: "
+
+
+def unchecked_message(gaps: Iterable[str]) -> str:
+    """The one warning that lists a contract's parts no rule checks (``ContractRules.gaps``)."""
+    return UNCHECKED + "; ".join(gaps)
 
 
 class ContractWarning(UserWarning):
@@ -164,7 +170,7 @@ def rules_from_contract(
         quality_path = f"{at}.quality[{entry_number}]"
         block.add(_quality(entry, None, quality_path, block.unmapped), quality_path)
     if block.unmapped:
-        message = UNCHECKED + "; ".join(block.unmapped)
+        message = unchecked_message(block.unmapped)
         if strict:
             raise ColaError(message)
         warnings.warn(message, ContractWarning, stacklevel=2)

@@ -123,8 +123,16 @@ def test_the_decorator_and_the_profile_operator_are_connect_clients_of_a_spark_c
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-5000:]
     states, xcom = _outcome("cola_test_connect", "2024-01-03")
-    assert states == {"orders_over_connect": "success", "profile_over_connect": "success"}
+    assert states == {
+        "orders_over_connect": "success", "profile_over_connect": "success", "contract_over_connect": "success",
+    }
     assert "session: pyspark.sql.connect.session" in log
+    gap = "schema[0].quality[1] (text, no single mustBe* operator)"
+    assert xcom["contract_over_connect"]["contract_gaps"] == [gap]
+    assert [r["severity"] for r in xcom["contract_over_connect"]["results"]] == [
+        "pass", "fail", "pass", "warn", "fail", "pass",
+    ]
+    assert log.count(f"no rule checks these parts of the contract: {gap}") == 1
     results = xcom["orders_over_connect"]["results"]
     assert [(r["code"], r["severity"], r["message"]) for r in results] == [
         ("unique(order_id)", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,27 +77,44 @@ def test_skip_succeeds_and_a_severity_missing_from_branch_skips_every_downstream
         "trusted": "success",
         "untrusted": "failed",
         "contract": "success",
+        "contract_submitted": "success",
     }
     assert outcome.xcom["informative"] == UNIQUE_FAILS
-    # The ODCS contract read as the rules file: the results carry its quality ids into XCom,
-    # and the one part no rule checks is said once in the log.
+    # The ODCS contract read as the rules file: the results carry its quality ids into XCom, and
+    # the one part no rule checks as their contract_gaps; in process, and submitted alike.
     with pytest.warns(ContractWarning):
         contract_ids = ids_of(CONTRACT)
     assert contract_ids[3] == "no-negative-amounts" and contract_ids[5] == "orders-arrived"
-    assert outcome.xcom["contract"] == summary(
-        result("schema", "pass", "schema: matches (4 columns)", "schema", check_name="order_id is integer"),
-        result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
-               failed_count=1),
-        result("schema", "pass", "schema: matches (4 columns)", "schema", check_name="amount is number"),
-        result("sql", "warn", "SQL validation failed", "sql", failed_count=1, check_name="no-negative-amounts"),
-        result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
-               failed_count=1, check_name="primary key"),
-        result("row_count", "pass", "row_count = 6 meets must_be (> 0)", "row_count", metric_value=6,
-               check_name="orders-arrived", thresholds={"must_be": "> 0"}),
-        ids=contract_ids, rows=6,
+    gap = "schema[0].quality[1] (text, no single mustBe* operator)"
+    contract_summary = {
+        **summary(
+            result("schema", "pass", "schema: matches (4 columns)", "schema", check_name="order_id is integer"),
+            result("not_null", "fail", "not_null(order_id): 1 NULL value (order_id: 1)", "not_null(order_id)",
+                   failed_count=1),
+            result("schema", "pass", "schema: matches (4 columns)", "schema", check_name="amount is number"),
+            result("sql", "warn", "SQL validation failed", "sql", failed_count=1, check_name="no-negative-amounts"),
+            result("unique", "fail", "unique(order_id): 1 duplicate row (6 rows, 5 distinct)", "unique(order_id)",
+                   failed_count=1, check_name="primary key"),
+            result("row_count", "pass", "row_count = 6 meets must_be (> 0)", "row_count", metric_value=6,
+                   check_name="orders-arrived", thresholds={"must_be": "> 0"}),
+            ids=contract_ids, rows=6,
+        ),
+        "contract_gaps": [gap],
+    }
+    assert outcome.xcom["contract"] == contract_summary
+    assert outcome.xcom["contract_submitted"] == contract_summary
+    # Each task says the gap once, after its results table: the in-process task in its own
+    # log line, the submitted one as the job's line in spark-submit's output (nothing filtered).
+    warning = f"no rule checks these parts of the contract: {gap}"
+    assert outcome.log.count(warning) == 2
+    assert re.search(
+        rf"\] 6 results: 3 pass, 1 warn, 2 fail \[airflow\.task\.hooks\.[^\n]*\n[^\n]*\] Spark cost: [^\n]*\n"
+        rf"[^\n]*\[info +\] cola: warning: {re.escape(warning)} \[airflow\.task\.hooks\.", outcome.log,
     )
-    assert outcome.log.count("no rule checks these parts of the contract: schema[0].quality[1] (text, no single "
-                             "mustBe* operator)") == 1
+    assert re.search(
+        rf"\n6 results: 3 pass, 1 warn, 2 fail\nSpark cost: [^\n]*_ColaCheckDecoratedOperator\][^\n]*\n"
+        rf"[^\n]*\[warning +\] {re.escape(warning)} \[airflow\.task\.operators\.", outcome.log,
+    )
     assert "Cola checks that warned:\n  [WARN] no-negative-amounts: SQL validation failed" in outcome.log
     assert outcome.xcom["gated"] == UNIQUE_FAILS
     # conf is a template field: its secret-named values are masked as the operators' are,

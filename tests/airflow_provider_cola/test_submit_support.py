@@ -121,13 +121,14 @@ def test_the_users_call_site_setting_wins():
     assert ColaSubmitHook(conn_id="spark_local", conf=mine)._conf["spark.python.sql.dataFrameDebugging.enabled"] == "true"
 
 
-def test_the_jvms_start_up_notice_and_a_contracts_gaps_are_left_out_of_the_task_log_and_the_tail():
+def test_the_jvms_start_up_notice_is_left_out_of_the_task_log_and_the_tail_and_the_jobs_own_lines_are_not():
     hook = ColaSubmitHook(conn_id="spark_local")
     lines = [
         "WARNING: Using incubator modules: jdk.incubator.vector\n",
-        # A contract's unchecked parts: the task logged them as a warning before submitting.
-        "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)\n",
         "SEVERITY  RULE  CODE\n",
+        # A contract's unchecked parts, as the job says them after its results: the task's log
+        # shows them there (the task says them nowhere else; the results carry them as data).
+        "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)\n",
         "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called\n",
         "26/01/01 00:00:00 ERROR Something: the end of the log\n",
     ]
@@ -135,7 +136,11 @@ def test_the_jvms_start_up_notice_and_a_contracts_gaps_are_left_out_of_the_task_
     # SparkSubmitHook logs each line it is given, and keeps it for its own message.
     assert list(hook._last_submit_log_lines) == [
         "SEVERITY  RULE  CODE",
+        "cola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)",
         "26/01/01 00:00:00 INFO ShutdownHookManager: Shutdown hook called",
         "26/01/01 00:00:00 ERROR Something: the end of the log",
     ]
-    assert hook.log_tail() == "SEVERITY  RULE  CODE\n26/01/01 00:00:00 ERROR Something: the end of the log"
+    assert hook.log_tail() == (
+        "SEVERITY  RULE  CODE\ncola: warning: no rule checks these parts of the contract: schema[0].quality[1] (text)\n"
+        "26/01/01 00:00:00 ERROR Something: the end of the log"
+    )

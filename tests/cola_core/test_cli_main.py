@@ -8,7 +8,9 @@ subprocesses too (they are fast); the rest runs ``main()`` against the test sess
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import json
 import os
 import re
@@ -351,16 +353,26 @@ def test_an_odcs_contract_is_a_rules_file(spark, tmp_path, capsys):
     path.write_text(json.dumps(contract))
     spark.createDataFrame([(1,), (None,)], "id int").createOrReplaceTempView("cola_cli_contract")
     gap = "cola: warning: no rule checks these parts of the contract: schema[1].quality[0] (text, no single mustBe* operator)\n"
-    # The property 'label' is not in the data: refused before any job, naming its place in the contract.
+    # The property 'label' is not in the data: refused before any job, naming its place in the
+    # contract (the gaps are said with a run's results, and there are none).
     assert main(["check", "--rules", f"{path}#ids", "--table", "cola_cli_contract"]) == 2
-    assert capsys.readouterr().err == gap + (
+    assert capsys.readouterr().err == (
         "cola: error: rules[3] (not_null) from schema[1].properties[1]: column 'label' does not exist; the "
         "DataFrame has id\n"
     )
     contract["schema"][1]["properties"].pop()
     path.write_text(json.dumps(contract))
-    assert main(["check", "--rules", f"{path}#ids", "--table", "cola_cli_contract", "--results", str(results)]) == 1
-    assert capsys.readouterr().err == gap
+    # Said once, after the results table (stdout and stderr into one stream, as a task log has them).
+    both = io.StringIO()
+    with contextlib.redirect_stdout(both), contextlib.redirect_stderr(both):
+        code = main(["check", "--rules", f"{path}#ids", "--table", "cola_cli_contract", "--results", str(results)])
+    assert code == 1
+    assert both.getvalue().count("no rule checks") == 1
+    assert re.search(r"\n3 results: 2 pass, 0 warn, 1 fail\nSpark cost: [^\n]*\n$", both.getvalue().removesuffix(gap))
+    assert both.getvalue().endswith(gap)
+    assert json.loads(results.read_text())["contract_gaps"] == [
+        "schema[1].quality[0] (text, no single mustBe* operator)"
+    ]
     written = json.loads(results.read_text())["results"]
     assert [(item["rule_id"], item["severity"]) for item in written][1:] == [
         ("not_null:59c2d2364a8b", "fail"), ("ids-few-nulls", "pass")

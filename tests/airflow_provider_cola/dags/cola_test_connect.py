@@ -20,6 +20,7 @@ from airflow_provider_cola.decorators import cola_check
 from airflow_provider_cola.operators import ColaCheckOperator, ColaProfileOperator
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
+CONTRACT = Path(__file__).resolve().parent / "orders_contract.yaml"
 RULES = [{"type": "unique", "columns": ["order_id"]}, {"type": "row_count", "min": 1}]
 
 with DAG(
@@ -41,6 +42,11 @@ with DAG(
     ColaProfileOperator(
         task_id="profile_over_connect", conn_id="spark_local", source={"path": str(ORDERS / "{{ ds }}"), "format": "json"},
         suggestions="{{ params.folder }}/orders.suggested.json",
+    )
+    # An ODCS contract checked by the operator over Connect: its gaps are a field of the results.
+    ColaCheckOperator(
+        task_id="contract_over_connect", conn_id="spark_local", rules=str(CONTRACT), on_failure="skip",
+        source={"path": str(ORDERS / "{{ ds }}"), "format": "json"},
     )
 
 

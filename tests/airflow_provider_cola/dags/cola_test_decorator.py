@@ -1,5 +1,6 @@
 """``@cola_check`` beyond the example: on_failure="skip", a branch missing a severity, a bad return,
-an ODCS contract as the rules file, and (in ``cola_test_decorator_split``) the split mode.
+an ODCS contract as the rules file (and the same contract submitted by ``ColaCheckOperator``), and
+(in ``cola_test_decorator_split``) the split mode.
 
 Run by test_decorator.py on the failing sample day (2024-01-03); the split DAG writes under
 its ``output_dir`` param.
@@ -14,6 +15,7 @@ import pendulum
 from airflow.sdk import DAG, task
 
 from airflow_provider_cola.decorators import cola_check
+from airflow_provider_cola.operators import ColaCheckOperator
 
 ORDERS = Path(__file__).resolve().parents[3] / "dags_examples" / "data" / "orders"
 # An ODCS contract is read wherever a rules file is.
@@ -73,6 +75,13 @@ with DAG(
     @task
     def also_downstream():
         print("not in the mapping")
+
+    # The same contract through spark-submit: its gaps come back as a field of the results.
+    ColaCheckOperator(
+        task_id="contract_submitted", conn_id="spark_local", rules=str(CONTRACT), on_failure="skip",
+        source={"path": str(ORDERS / "{{ ds }}"), "format": "json"},
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+    )
 
     after_informative(informative())
     not_a_dataframe()
