@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cola_core.checks import RowCountCheck
-
 if TYPE_CHECKING:
     from openlineage.client.facet_v2 import (
         InputDatasetFacet,
@@ -59,26 +57,15 @@ def _text(value: Any) -> str:
 
 
 def _expected_and_actual(result: Mapping[str, Any], check: BaseCheck | None) -> tuple[str | None, str | None]:
-    """What a rule demanded and what it found, as text, where the rule has a number to compare.
-
-    A metric rule: its ``must_be`` and the measured value. ``row_count`` in the bounds form: its
-    bounds and the rows it counted. A row rule: ``0`` offending rows (without a ``tolerance``,
-    which is a share, not a count) and the offending rows it counted. Other rules (``sql``,
-    ``schema``, ``values_present``, ``reconcile``...) give neither.
-    """
+    """What a rule demanded and what it found, as text, where the rule has a number to compare
+    (``BaseCheck.expectation``: a metric's ``must_be`` and value, ``row_count``'s bounds and
+    rows, a row rule's offending rows); other rules (``sql``, ``schema``, ``values_present``,
+    ``reconcile``...) give neither."""
     if check is None:
         return None, None
-    metric = result.get("metric_value")
-    if "must_be" in check.params:
-        return str(check.params["must_be"]), None if metric is None else _text(metric)
-    if isinstance(check, RowCountCheck):
-        low, high = check.params.get("min", 0), check.params.get("max")
-        expected = f">= {low}" if high is None else f"between {low} and {high}"
-        rows = result.get("rows_checked")
-        return expected, None if rows is None else _text(rows)
-    if check.is_row_level:
-        return (None if check.tolerance is not None else "0"), _text(result["failed_count"])
-    return None, None
+    expected, found_in = check.expectation()
+    found = None if found_in is None else result.get(found_in)
+    return expected, None if found is None else _text(found)
 
 
 def _content(check: BaseCheck | None) -> tuple[str | None, str | None]:

@@ -349,3 +349,19 @@ REPEATED = ("twice in one object; only the last value would count, so a reader w
 def too_deep(max_depth: int) -> str:
     """The pre-pass's message for a value nested deeper than ``max_depth``."""
     return f"nests deeper than {max_depth} levels; a rule is an object of parameters, a few levels deep at most"
+
+
+# -- a rule that exhausts the JVM, run in a process of its own ----------------------------------
+
+# The end of such a process's script, once it has ``spark``, ``df``, ``rules`` and ``out`` (a
+# folder): it runs the rules, then splits into ``out``, and prints what came of each as JSON,
+# with what ``out`` holds after and whether the session still answers.
+RUN_SPLIT_AND_SAY = """
+results = [(r.severity, r.message) for r in Cola().run(df, rules)]
+try:
+    Cola().split_write(df, rules, out + "/valid", out + "/invalid")
+    split = None
+except Exception as error:
+    split = [type(error).__name__, str(error)]
+print(json.dumps({"results": results, "split": split, "left": sorted(os.listdir(out)), "alive": spark.range(3).count()}))
+"""

@@ -309,6 +309,18 @@ class BaseCheck(CheckMachinery):
         one of them says so here; by default, none. A rule with ``where`` is not asked."""
         return {}
 
+    def expectation(self) -> tuple[str | None, str | None]:
+        """What the rule demands, as text, and the key of the result (``CheckResult.to_dict``)
+        that holds what it found, for the lineage's assertions; ``(None, None)`` when it has no
+        number to compare. A metric rule: its ``must_be`` and ``metric_value``. A row rule:
+        ``0`` offending rows (none with a ``tolerance``, which is a share, not a count) and
+        ``failed_count``. A check with another measure says so here."""
+        if "must_be" in self.params:
+            return str(self.params["must_be"]), "metric_value"
+        if self.is_row_level:
+            return (None if self.tolerance is not None else "0"), "failed_count"
+        return None, None
+
     def sql_text(self) -> str | None:
         """The SQL the rule runs as its author wrote it (a ``sql`` rule's query, an
         ``expression`` rule's condition), for the lineage's assertions; None by default."""

@@ -10,6 +10,8 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import Column
     from pyspark.sql.types import DataType
 
@@ -64,25 +66,28 @@ def within_difference(
         gap = F.abs(F.try_subtract(data, reference))
         exact = []
         if absolute is not None:
-            limit = _decimal_limit(absolute)
-            if not absolute:
-                exact.append(F.lit(False))
-            elif limit is None:
-                exact.append(F.lit(True))
-            else:
-                exact.append(gap <= limit)
+            exact.append(_exact_within(absolute, lambda limit: gap <= limit))
         if relative is not None:
-            share = _decimal_limit(relative)
             # gap * 100 <= relative * |reference|: no division, so nothing is rounded.
-            if not relative:
-                exact.append(F.lit(False))
-            elif share is None:
-                exact.append(F.lit(True))
-            else:
-                exact.append(F.try_multiply(gap, F.lit(100)) <= F.try_multiply(share, F.abs(reference)))
+            exact.append(_exact_within(
+                relative, lambda share: F.try_multiply(gap, F.lit(100)) <= F.try_multiply(share, F.abs(reference))
+            ))
         approximate = _within_doubles(data.cast("double"), reference.cast("double"), "double", absolute, relative)
         return F.coalesce(reduce(lambda a, b: a | b, exact), approximate)
     return _within_doubles(data, reference, "float" if isinstance(as_type, FloatType) else "double", absolute, relative)
+
+
+def _exact_within(allowed: float, holds: Callable[[Column], Column]) -> Column:
+    """Whether a decimal gap is within ``allowed``: ``holds`` compares it with the limit as a
+    decimal. A limit of 0 is equality, never a gap; one too large for a decimal always holds."""
+    from pyspark.sql import functions as F
+
+    limit = _decimal_limit(allowed)
+    if not allowed:
+        return F.lit(False)
+    if limit is None:
+        return F.lit(True)
+    return holds(limit)
 
 
 def _within_doubles(

@@ -27,7 +27,7 @@ from cola_core.common.sqltext import identifier
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaRuleError
 from cola_core.language.judging import judge_metric
-from cola_core.language.params import MAPPING, STRING, STRING_LIST, THRESHOLD, Param
+from cola_core.language.params import BASELINE_PARAM, STRING, STRING_LIST, THRESHOLD, Param
 from cola_core.language.result import CheckResult
 from cola_core.language.thresholds import threshold_of
 
@@ -51,10 +51,7 @@ _JUDGED = {
         THRESHOLD,
         description="Softer threshold: a value that meets must_be but not warn is a warn, still passed",
     ),
-    "baseline": Param(
-        MAPPING,
-        description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}",
-    ),
+    "baseline": BASELINE_PARAM,
 }
 
 

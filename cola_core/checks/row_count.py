@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.errors import ColaRuleError
 from cola_core.language.judging import judge_metric
-from cola_core.language.params import MAPPING, THRESHOLD, WHOLE, Param
+from cola_core.language.params import BASELINE_PARAM, THRESHOLD, WHOLE, Param
 from cola_core.language.result import CheckResult
 
 if TYPE_CHECKING:
@@ -36,10 +36,7 @@ class RowCountCheck(BaseCheck):
             THRESHOLD,
             description="Softer threshold: a count that meets must_be but not warn is a warn, still passed",
         ),
-        "baseline": Param(
-            MAPPING,
-            description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}",
-        ),
+        "baseline": BASELINE_PARAM,
     }
     # The bounds form's min and max judge the count, as must_be does: both forms measure the same.
     identity_excludes = BaseCheck.identity_excludes | {"min", "max"}
@@ -64,6 +61,13 @@ class RowCountCheck(BaseCheck):
 
     def aggregations(self, df: DataFrame) -> list[Column]:
         return [self.count_rows()]
+
+    def expectation(self) -> tuple[str | None, str | None]:
+        """The bounds form demands its bounds of the rows it counted."""
+        if self.is_metric_form:
+            return super().expectation()
+        low, high = self.params.get("min", 0), self.params.get("max")
+        return (f">= {low}" if high is None else f"between {low} and {high}"), "rows_checked"
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         rows = int(values[0])

@@ -20,6 +20,7 @@ from cola_core.common.values import is_finite_number
 from cola_core.language.text import is_text
 
 __all__ = [
+    "BASELINE_PARAM",
     "BOOL",
     "LONG_RANGE",
     "MAPPING",
@@ -140,3 +141,9 @@ class Param:
     default: Any = None
     description: str = ""
     choices: tuple[Any, ...] | None = None
+
+
+# The one ``baseline`` parameter of every check whose thresholds may compare with earlier runs.
+BASELINE_PARAM = Param(
+    MAPPING, description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}"
+)

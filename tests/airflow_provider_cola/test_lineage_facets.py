@@ -192,7 +192,10 @@ def test_what_a_custom_rule_measured_is_what_the_rule_says_of_itself():
         def sql_text(self):
             return f"SELECT count(*) FROM t WHERE {self.params['column']} IS NULL"
 
-    check = CountsNulls({"column": "email"}, rule_type="null_tally")
+        def expectation(self):
+            return f"<= {self.params['most']}", "metric_value"
+
+    check = CountsNulls({"column": "email", "most": 3}, rule_type="null_tally")
     result = {"rule_type": "null_tally", "passed": True, "failed_count": 0, "metric_value": 2, "severity": "pass",
               "code": "null_tally(email)", "rows_checked": 4, "message": "2 NULLs"}
     facet = as_json(metrics_facet({"results": [result]}, [check]))
@@ -202,3 +205,5 @@ def test_what_a_custom_rule_measured_is_what_the_rule_says_of_itself():
     assert (assertion["column"], assertion["content"], assertion["contentType"]) == (
         "email", "SELECT count(*) FROM t WHERE email IS NULL", "sql",
     )
+    # What it demanded and found, as it says (no ladder of rule types outside checks/).
+    assert (assertion["expected"], assertion["actual"]) == ("<= 3", "2")

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from cola_core import Cola
+from cola_helpers import RUN_SPLIT_AND_SAY
 
 pytestmark = pytest.mark.spark
 
@@ -27,14 +28,7 @@ df = spark.createDataFrame([("a" * 20000, 1), ("ab", 2), ("c", None)], "name str
 rules = [{"type": "not_null", "columns": ["id"]},
          {"type": "invalid_count", "column": "name", "valid_regex": "(a|b)*", "must_be": "= 0"},
          {"type": "row_count", "min": 1}]
-results = [(r.severity, r.message) for r in Cola().run(df, rules)]
-try:
-    Cola().split_write(df, rules, out + "/valid", out + "/invalid")
-    split = None
-except Exception as error:
-    split = [type(error).__name__, str(error)]
-print(json.dumps({"results": results, "split": split, "left": sorted(os.listdir(out)), "alive": spark.range(3).count()}))
-"""
+""" + RUN_SPLIT_AND_SAY
 
 STACK_OVERFLOW = (
     "java.lang.StackOverflowError (the JVM's stack ran out: a regex that repeats a group, such as (a|b)*, "

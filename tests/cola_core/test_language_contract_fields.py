@@ -51,9 +51,11 @@ def _refused(contract):
     return str(raised.value)
 
 
-def _yaml_file(tmp_path, text):
+def _yaml_file(tmp_path, properties):
+    """A contract file of one schema object ``t``, whose ``properties`` are the YAML given."""
     path = tmp_path / "contract.odcs.yaml"
-    path.write_text(textwrap.dedent(text))
+    header = 'apiVersion: v3.1.0\nkind: DataContract\nid: c\nversion: "1"\nstatus: active\nschema:\n  - name: t\n'
+    path.write_text(header + textwrap.indent(textwrap.dedent(properties), "    "))
     return path
 
 
@@ -72,16 +74,9 @@ def test_a_boolean_written_as_text_is_refused_not_read_as_true(written):
 
 def test_a_yaml_no_is_text_to_a_contract_and_refused(tmp_path):
     path = _yaml_file(tmp_path, """\
-        apiVersion: v3.1.0
-        kind: DataContract
-        id: c
-        version: "1"
-        status: active
-        schema:
-          - name: t
-            properties:
-              - name: id
-                required: no
+        properties:
+          - name: id
+            required: no
     """)
     with pytest.raises(ContractError, match=r"^the contract is malformed at schema\[0\]\.properties\[0\]\.required: "
                                             r"Input should be a valid boolean, got 'no'; write true or false, "
@@ -152,17 +147,10 @@ def test_a_property_without_a_name_and_a_key_position_as_text_are_refused_naming
 def test_a_bound_that_is_not_finite_is_refused_not_written_into_sql(tmp_path, yaml_value, place):
     # `x > inf` compared x with a column named inf.
     path = _yaml_file(tmp_path, f"""\
-        apiVersion: v3.1.0
-        kind: DataContract
-        id: c
-        version: "1"
-        status: active
-        schema:
-          - name: t
-            properties:
-              - name: x
-                logicalType: number
-                logicalTypeOptions: {yaml_value}
+        properties:
+          - name: x
+            logicalType: number
+            logicalTypeOptions: {yaml_value}
     """)
     value = yaml.safe_load(yaml_value)[place.rsplit(".", 1)[1]]
     with pytest.raises(ContractError) as raised:

@@ -28,6 +28,7 @@ from cola_core.storage.session import (
     survivable_conf,
     uses_local_python,
 )
+from cola_helpers import RUN_SPLIT_AND_SAY
 
 
 @pytest.mark.parametrize(
@@ -325,14 +326,7 @@ spark, _ = spark_session("local[1]", [("spark.driver.memory", "512m"), ("spark.u
 df = spark.range(4)
 rules = [{{"type": "expression", "expression": "{ROW_BUILT}"}}, {{"type": "row_count", "min": 1}},
          {{"type": "not_null", "columns": ["id"]}}]
-results = [(r.severity, r.message) for r in Cola().run(df, rules)]
-try:
-    Cola().split_write(df, rules, out + "/valid", out + "/invalid")
-    split = None
-except Exception as error:
-    split = [type(error).__name__, str(error)]
-print(json.dumps({{"results": results, "split": split, "left": sorted(os.listdir(out)), "alive": spark.range(3).count()}}))
-"""
+""" + RUN_SPLIT_AND_SAY
 
 
 @pytest.mark.spark
