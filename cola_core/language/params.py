@@ -20,7 +20,6 @@ from cola_core.common.values import is_finite_number
 from cola_core.language.text import is_text
 
 __all__ = [
-    "BASELINE_PARAM",
     "BOOL",
     "LONG_RANGE",
     "MAPPING",
@@ -143,7 +142,8 @@ class Param:
     choices: tuple[Any, ...] | None = None
 
 
-# The one ``baseline`` parameter of every check whose thresholds may compare with earlier runs.
+# The one ``baseline`` parameter of every built-in check whose thresholds may compare with earlier
+# runs. Kept out of ``__all__``: it is the built-ins' shared declaration, not a kind for custom checks.
 BASELINE_PARAM = Param(
     MAPPING, description="Earlier runs a change or anomaly threshold compares with: {runs, aggregate: avg or median}"
 )
