@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from cola_core.common.columns import is_in, is_true, matches, try_cast
 from cola_core.common.formatting import format_value
+from cola_core.common.spark_versions import is_pyspark_4
 from cola_core.common.sqltext import string_text
 from cola_core.common.values import DATE_TEXT, DATETIME_TEXT, is_datetime_text, is_number
 from cola_core.errors import ColaRuleError
@@ -241,7 +242,7 @@ def numeric_text(text: Column) -> Column:
     from pyspark.sql import functions as F
 
     shaped = F.when(matches(text, _NUMERIC_TEXT), text)
-    if hasattr(shaped, "try_cast"):  # pyspark >= 4.0
+    if is_pyspark_4():
         return try_cast(shaped, "double")
     # pyspark 3.5 has no try-cast to double; the \z-anchored ASCII shape above is text that
     # Spark's cast reads without error.

@@ -26,6 +26,7 @@ from cola_core.checks.rows import CountedRowCheck
 from cola_core.common.columns import column_of, exact_sum_input, scope_column
 from cola_core.common.formatting import format_number, render_code
 from cola_core.common.spark_errors import analyse_now, first_line, is_unreachable
+from cola_core.common.spark_versions import scalar_subquery
 from cola_core.common.values import plain_number
 from cola_core.errors import ColaRuleError
 from cola_core.guards.sqlguard import check_condition
@@ -258,7 +259,7 @@ class ReconcileCheck(ReferenceCheck):
                 reason = f"Spark cannot evaluate reference_where {condition!r}: {first_line(error)}"
                 raise self.rule_error(reason) from error
         measured = reference.agg(self._measure(reference, reference_column, reference_type, scoped=False))
-        return [self._measure(df, column, data_type, scoped=True), measured.scalar()]
+        return [self._measure(df, column, data_type, scoped=True), scalar_subquery(measured)]
 
     def from_aggregations(self, values: Sequence[Any]) -> CheckResult:
         data, reference = (plain_number(value) for value in values[:2])

@@ -20,6 +20,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.checks.conditions import column_type, type_family
 from cola_core.common.columns import column_of, try_cast
 from cola_core.common.spark_errors import is_unreachable
+from cola_core.common.spark_versions import is_variant
 from cola_core.errors import ColaRuleError, ColaSourceError
 from cola_core.storage.specs import SourceSpec, parse_source
 
@@ -49,11 +50,11 @@ def is_numeric(data_type: DataType) -> bool:
 def _uncomparable(data_type: DataType) -> str | None:
     """Why Spark cannot test values of ``data_type`` for equality (a map or a variant, at any
     depth), or None when it can."""
-    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
+    from pyspark.sql.types import ArrayType, MapType, StructType
 
     if isinstance(data_type, MapType):
         return "it holds a map, which Spark cannot compare"
-    if isinstance(data_type, VariantType):
+    if is_variant(data_type):
         return "it holds a variant, which Spark cannot compare"
     if isinstance(data_type, ArrayType):
         return _uncomparable(data_type.elementType)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from cola_core.checks.base import BaseCheck, Capability
 from cola_core.common.columns import column_of, not_true, quote, top_level_name
 from cola_core.common.formatting import plural, render_code
+from cola_core.common.spark_versions import is_pyspark_4
 from cola_core.common.values import SPARK_TYPE_ALIASES
 from cola_core.errors import ColaRuleError
 from cola_core.guards.sqlguard import check_condition
@@ -129,7 +130,7 @@ class CastableCheck(CountedRowCheck):
         name = self.params["column"]
         column = column_of(df, name)
         # try_cast yields NULL where the conversion fails, never an error under ANSI mode.
-        if hasattr(column, "try_cast"):  # pyspark >= 4.0
+        if is_pyspark_4():
             converted = column.try_cast(self.target_type)
         else:  # pyspark 3.5 has try_cast only in SQL text
             top_level = top_level_name(df.columns, name)

@@ -20,6 +20,8 @@ import contextvars
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, overload
 
+from cola_core.common.spark_versions import is_pyspark_4
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
@@ -108,7 +110,7 @@ def try_cast(column: Column, type_name: str) -> Column:
     A plain cast fails the whole job under ANSI mode (Spark 4's default) on a value such as
     ``'2022-02-30'``; a data-quality rule must measure such a value, never crash on it.
     """
-    if hasattr(column, "try_cast"):  # pyspark >= 4.0
+    if is_pyspark_4():
         return column.try_cast(type_name)
     from pyspark.sql import functions as F
 
@@ -209,12 +211,11 @@ def is_in(column: Column, values: list[Any]) -> Column:
     jc, jvm = getattr(column, "_jc", None), SparkContext._jvm
     if jc is None or jvm is None or len(values) < ONE_TEXT_FROM or not all(map(_jvm_plain, values)):
         return column.isin(values)
-    from pyspark.sql.classic.column import Column as ClassicColumn
-
     java_values = jvm.com.fasterxml.jackson.databind.ObjectMapper().readValue(
         json.dumps(values), jvm.java.lang.Class.forName("java.util.ArrayList")
     )
-    return ClassicColumn(jc.isin(jvm.org.apache.spark.api.python.PythonUtils.toSeq(java_values)))
+    # The column's own class wraps the Java column: pyspark.sql.classic's from 4.0, pyspark.sql's on 3.5.
+    return type(column)(jc.isin(jvm.org.apache.spark.api.python.PythonUtils.toSeq(java_values)))
 
 
 def _jvm_plain(value: Any) -> bool:

@@ -19,6 +19,7 @@ from cola_core.checks.base import BaseCheck
 from cola_core.common.columns import quote, shared_columns
 from cola_core.common.formatting import _json_key, cut_texts, json_safe
 from cola_core.common.spark_errors import is_evaluation_failure
+from cola_core.common.spark_versions import is_variant
 from cola_core.language.result import CheckResult
 from cola_core.plan.planner import prepare_all
 from cola_core.plan.preflight import read_inputs
@@ -58,11 +59,11 @@ def _collectable(column: Column, data_type: DataType, name: str | None = None) -
     needs it.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType, YearMonthIntervalType
+    from pyspark.sql.types import ArrayType, MapType, StructType, YearMonthIntervalType
 
     if not _needs_rendering(data_type):
         converted = column
-    elif isinstance(data_type, VariantType):
+    elif is_variant(data_type):
         converted = F.to_json(column)
     elif isinstance(data_type, YearMonthIntervalType):
         # Widened first: EXTRACT(YEAR ...) refuses an INTERVAL MONTH.
@@ -98,11 +99,10 @@ def _needs_rendering(data_type: DataType) -> bool:
         CalendarIntervalType,
         MapType,
         StructType,
-        VariantType,
         YearMonthIntervalType,
     )
 
-    if isinstance(data_type, (YearMonthIntervalType, CalendarIntervalType, VariantType)):
+    if isinstance(data_type, (YearMonthIntervalType, CalendarIntervalType)) or is_variant(data_type):
         return True
     if isinstance(data_type, ArrayType):
         return _needs_rendering(data_type.elementType)
@@ -133,11 +133,11 @@ def _restored(value: Any, data_type: DataType) -> Any:
     entries is a dict again (its keys as their JSON text, the way ``json_safe`` writes a
     struct key), and a variant is the JSON value it holds, or its JSON text when it nests
     deeper than ``_VARIANT_DEPTH``."""
-    from pyspark.sql.types import ArrayType, MapType, StructType, VariantType
+    from pyspark.sql.types import ArrayType, MapType, StructType
 
     if value is None or not _needs_rendering(data_type):
         return value
-    if isinstance(data_type, VariantType):
+    if is_variant(data_type):
         return _variant_value(value)
     if isinstance(data_type, ArrayType):
         return [_restored(item, data_type.elementType) for item in value]
